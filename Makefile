@@ -1,0 +1,66 @@
+# Order Guard - every target bootstraps .venv (CPython 3.13 + requirements-dev.txt) first.
+# A fresh machine needs only CPython 3.13 (on PATH as python3.13, or under pyenv), make,
+# and access to PyPI.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt src/requirements.txt | cksum | cut -d' ' -f1)
+
+# The interpreter that builds .venv: python3.13 if it runs, else pyenv's 3.13.x.
+PYTHON313 ?= $(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null || PYENV_VERSION=3.13 pyenv which python 2>/dev/null)
+
+# The venv's bin/ first on PATH puts python3.13 there, which `sam build` checks for.
+export PATH := $(BIN):$(PATH)
+export AWS_DEFAULT_REGION ?= us-east-1
+export SAM_CLI_TELEMETRY := 0
+
+.PHONY: help setup test lint build demo deploy deploy-prod clean lock
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## create .venv with the pinned development requirements
+
+$(STAMP): requirements-dev.txt src/requirements.txt
+	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: install it (pyenv install 3.13) or put python3.13 on PATH" >&2; exit 1; }
+	@test -x $(BIN)/python3.13 || $(PYTHON313) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(BIN)/python -m pip check
+	@rm -f $(VENV)/.installed-* && touch $@
+
+lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
+	ruff check src localcloud tests
+	ruff format --check src localcloud tests
+	mypy
+	cfn-lint template.yaml
+	sam validate --lint
+
+build: setup ## sam build (no container: pure-Python dependencies only)
+	sam build
+
+test: lint build ## everything CI runs: lint, sam build, then the test suite
+	pytest
+
+demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
+	sam build
+	python -m localcloud demo
+
+deploy: build ## sam deploy to the default environment (fault modes on)
+	sam deploy
+
+deploy-prod: build ## sam deploy --config-env prod (fault modes off, deletion protection on)
+	sam deploy --config-env prod
+
+lock: ## regenerate requirements-dev.txt from requirements-dev.in
+	rm -rf .venv-lock && $(PYTHON313) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet -r requirements-dev.in
+	( echo "# Locked from requirements-dev.in with CPython 3.13 (make lock). Do not edit by hand."; \
+	  .venv-lock/bin/python -m pip freeze --exclude-editable ) > requirements-dev.txt
+	rm -rf .venv-lock
+
+clean: ## remove build output and caches (keeps .venv)
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,55 @@
+"""The errors of the order domain.
+
+The class name of each error is a contract: the Lambda Python runtime reports a raised
+exception with ``errorType`` set to the *unqualified* class name, and Step Functions
+matches a retrier's or catcher's ``ErrorEquals`` against that exact string. Renaming a
+class here silently changes which retrier or catcher applies in
+``statemachine/orders.asl.json``; ``tests/test_state_machine.py`` pins the names.
+
+None of these classes subclasses another on purpose: a subclass would report its own
+name and would not be matched by a retrier that lists only the parent.
+"""
+
+from __future__ import annotations
+
+
+class InvalidOrder(Exception):
+    """The job breaks the order contract (shape, type or range); no write was attempted.
+
+    Permanent: retrying the same input can never succeed. The state machine catches it
+    and ends in ``Rejected``; the queue worker reports the record as a batch item failure
+    so that it reaches the dead-letter queue after ``maxReceiveCount`` receives.
+    """
+
+
+class TransientOrderError(Exception):
+    """A temporary failure worth retrying (the demonstration fault modes raise it).
+
+    The state machine's retrier for ``StoreOrder`` retries exactly this name.
+    """
+
+
+class OrderConflict(Exception):
+    """The business key is already stored with different business details.
+
+    Never retried and never acknowledged: the first completed order stands, and the
+    differing repeat needs a human decision.
+    """
+
+
+class OrderNotFound(Exception):
+    """The summary stage found no order for the business key (consistent read)."""
+
+
+class UnreadableStoredOrder(Exception):
+    """DynamoDB answered in a shape the write decision cannot trust.
+
+    Raised for a conditional-check failure whose response carries no ``Item``, or whose
+    ``Item`` lacks a business attribute, has an unexpected attribute type, or holds a
+    number that does not parse. Classified as the *error* decision: it is never guessed
+    to be a duplicate.
+    """
+
+
+class ConfigurationError(Exception):
+    """A required environment variable is missing or malformed (checked at start-up)."""

@@ -1,0 +1,176 @@
+"""SQS queue worker: an idempotent consumer with partial batch responses.
+
+Triggered by the ``JobsQueue`` event source mapping with
+``FunctionResponseTypes: [ReportBatchItemFailures]``. Each record is judged on its own
+(Powertools' ``BatchProcessor`` does the partial-batch mechanics):
+
+- accepted and duplicate records are acknowledged (left out of the response);
+- invalid, conflicting and failed records are listed as
+  ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``; SQS makes them
+  visible again after the visibility timeout and, after ``maxReceiveCount`` receives,
+  the redrive policy moves them to the dead-letter queue.
+
+An event without a non-empty ``Records`` list raises: a malformed event is never
+treated as an empty success. Every record writes one structured log line whose message
+is ``RESULT``; receipt handles and the raw event are never logged.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+
+from order_guard.config import QueueWorkerSettings
+from order_guard.orders import parse_job_body
+from order_guard.store import Decision, decision_for_error, put_order_once
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+logger = Logger()
+metrics = Metrics()
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies:
+    """What the worker needs from its execution environment; tests build their own."""
+
+    dynamodb: DynamoDBClient
+    settings: QueueWorkerSettings
+
+
+@functools.cache
+def dependencies() -> Dependencies:
+    """Build the client and settings once per execution environment.
+
+    Raises:
+        ConfigurationError: ``ORDERS_TABLE_NAME`` is missing.
+    """
+    return Dependencies(
+        dynamodb=boto3.client("dynamodb"),
+        settings=QueueWorkerSettings.from_environ(os.environ),
+    )
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    """Lambda entry point for the SQS event source mapping.
+
+    Returns:
+        ``{"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}``; an empty list
+        acknowledges the whole batch.
+
+    Raises:
+        UnexpectedBatchTypeError: (Powertools) the event has no non-empty ``Records``
+            list; the invocation fails, so the whole batch is retried.
+        ConfigurationError: the environment lacks ``ORDERS_TABLE_NAME``.
+    """
+    return handle_batch(event, context, dependencies())
+
+
+def handle_batch(
+    event: dict[str, Any], context: LambdaContext | None, deps: Dependencies
+) -> PartialItemFailureResponse:
+    """Process one SQS batch with the given dependencies (the handler's testable core)."""
+    # A new processor per batch: its state must not leak between concurrent invocations.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    return process_partial_response(
+        event=event,
+        record_handler=functools.partial(process_record, deps=deps),
+        processor=processor,
+        context=context,
+    )
+
+
+def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
+    """Store one job once and log its write decision.
+
+    Returns:
+        ``{"id", "quantity", "processed", "duplicate"}`` for an accepted
+        (``processed: true``) or duplicate (``processed: false, duplicate: true``) job.
+
+    Raises:
+        InvalidOrder: the body breaks the order contract (no write was attempted).
+        OrderConflict: the business key is stored with different details.
+        UnreadableStoredOrder, botocore.exceptions.ClientError, …: the error decision.
+        Each raise makes the record a batch item failure.
+    """
+    raw: Mapping[str, Any] = record.raw_event
+    attributes = raw.get("attributes")
+    fields = {
+        "message_id": raw.get("messageId"),
+        "receive_count": attributes.get("ApproximateReceiveCount")
+        if isinstance(attributes, Mapping)
+        else None,
+    }
+    try:
+        order = parse_job_body(raw.get("body"))
+        outcome = put_order_once(
+            deps.dynamodb,
+            deps.settings.orders_table,
+            order,
+            provenance={
+                "first_written_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "first_written_by": f"sqs:{fields['message_id']}",
+            },
+        )
+    except Exception as exc:
+        decision = decision_for_error(exc)
+        _count(decision)
+        log = logger.exception if decision is Decision.ERROR else logger.warning
+        log(
+            "RESULT",
+            extra={
+                "decision": decision.value,
+                "id": None,
+                "quantity": None,
+                **fields,
+                "reason": str(exc),
+                "error_type": type(exc).__name__,
+            },
+        )
+        raise
+    _count(outcome.decision)
+    if outcome.decision is Decision.CONFLICT:
+        assert outcome.previous is not None
+        logger.warning(
+            "RESULT",
+            extra={
+                "decision": outcome.decision.value,
+                "id": order.id,
+                "quantity": order.quantity,
+                **fields,
+                "stored": outcome.previous.details(),
+                "requested": order.details(),
+            },
+        )
+        outcome.raise_for_conflict()
+    result = {
+        "id": order.id,
+        "quantity": order.quantity,
+        "processed": outcome.decision is Decision.ACCEPTED,
+        "duplicate": outcome.duplicate,
+    }
+    logger.info("RESULT", extra={"decision": outcome.decision.value, **result, **fields})
+    return result
+
+
+def _count(decision: Decision) -> None:
+    metrics.add_metric(name=f"Orders{decision.value.title()}", unit=MetricUnit.Count, value=1)

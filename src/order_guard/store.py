@@ -1,0 +1,204 @@
+"""The conditional write and its write decision: the core of the idempotent consumer.
+
+One order is stored with exactly one ``PutItem`` per attempt::
+
+    ConditionExpression                 attribute_not_exists(id)
+    ReturnValuesOnConditionCheckFailure ALL_OLD
+
+The order item itself is the guard: no separate lock record, no read before the write,
+no second call to decide. When the condition fails, DynamoDB returns the existing item
+in the error response under ``Item`` (low-level attribute-value form), and the decision
+is made from it:
+
+=========  ==========================================================================
+accepted   the ``PutItem`` succeeded: no item had this business key
+duplicate  the condition failed and the stored item has the same business details
+conflict   the condition failed and the stored details differ
+error      anything else: every other ``ClientError`` (throttling, access denied,
+           validation), and a condition failure whose response has no readable
+           ``Item`` (:class:`~order_guard.errors.UnreadableStoredOrder`), which is never
+           guessed to be a duplicate
+=========  ==========================================================================
+
+``invalid`` is decided before any call, by :mod:`order_guard.orders`.
+
+This is idempotency of the business write for the same request, not end-to-end
+exactly-once: the write and the SQS delete (or the Step Functions state transition) are
+still two operations, which is why a repeat must be recognised here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from order_guard.errors import (
+    InvalidOrder,
+    OrderConflict,
+    OrderNotFound,
+    UnreadableStoredOrder,
+)
+from order_guard.orders import Order, StoredOrder, from_item, to_item, validate_order_id
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+CONDITION_EXPRESSION = "attribute_not_exists(id)"
+
+
+class Decision(StrEnum):
+    """The write decision for one job (DESIGN.md, "The write decision")."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+    INVALID = "invalid"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """What one conditional write decided.
+
+    ``previous`` is the item found under the business key (``None`` when accepted).
+    """
+
+    decision: Decision
+    order: Order
+    previous: StoredOrder | None
+
+    @property
+    def duplicate(self) -> bool:
+        return self.decision is Decision.DUPLICATE
+
+    def raise_for_conflict(self) -> WriteOutcome:
+        """Return ``self`` unless the decision is conflict.
+
+        Raises:
+            OrderConflict: naming the stored and the requested details.
+        """
+        if self.decision is Decision.CONFLICT:
+            assert self.previous is not None
+            raise OrderConflict(
+                f"order {self.order.id!r} is already stored with different details: "
+                f"stored {_short(self.previous.details())}, "
+                f"requested {_short(self.order.details())}"
+            )
+        return self
+
+
+def put_order_once(
+    client: DynamoDBClient,
+    table_name: str,
+    order: Order,
+    *,
+    provenance: Mapping[str, str] | None = None,
+) -> WriteOutcome:
+    """Store ``order`` unless its business key exists, and decide what happened.
+
+    Args:
+        client: a low-level DynamoDB client.
+        table_name: the orders table (partition key ``id``, type S).
+        order: a validated order.
+        provenance: extra string attributes written with a new item only (for example
+            ``first_written_by``); they never take part in the duplicate comparison.
+
+    Returns:
+        A :class:`WriteOutcome` whose decision is accepted, duplicate or conflict.
+
+    Raises:
+        UnreadableStoredOrder: the condition failed but the response had no usable
+            ``Item`` (the error decision; never treated as a duplicate).
+        botocore.exceptions.ClientError: any other DynamoDB error, unchanged
+            (the error decision).
+    """
+    try:
+        client.put_item(
+            TableName=table_name,
+            Item=to_item(order, provenance),
+            ConditionExpression=CONDITION_EXPRESSION,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        previous = _previous_order(exc, order)
+        decision = Decision.DUPLICATE if previous.same_details_as(order) else Decision.CONFLICT
+        return WriteOutcome(decision=decision, order=order, previous=previous)
+    return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
+
+
+def _previous_order(exc: ClientError, order: Order) -> StoredOrder:
+    response: Mapping[str, Any] = exc.response
+    if "Item" not in response:
+        raise UnreadableStoredOrder(
+            f"conditional check failed for {order.id!r} but the response has no Item "
+            "(ReturnValuesOnConditionCheckFailure=ALL_OLD expected one)"
+        ) from exc
+    try:
+        previous = from_item(response["Item"])
+    except UnreadableStoredOrder as unreadable:
+        raise UnreadableStoredOrder(f"order {order.id!r}: {unreadable}") from exc
+    if previous.id != order.id:
+        raise UnreadableStoredOrder(
+            f"conditional check failed for {order.id!r} but the returned Item has "
+            f"id {previous.id!r}"
+        ) from exc
+    return previous
+
+
+def read_order(client: DynamoDBClient, table_name: str, order_id: str) -> StoredOrder:
+    """Read one order with a strongly consistent ``GetItem``.
+
+    Raises:
+        InvalidOrder: ``order_id`` is not a valid business key.
+        OrderNotFound: no item has this business key.
+        UnreadableStoredOrder: the item lacks a business attribute or has a wrong type.
+        botocore.exceptions.ClientError: any DynamoDB error, unchanged.
+    """
+    validate_order_id(order_id)
+    response = client.get_item(
+        TableName=table_name, Key={"id": {"S": order_id}}, ConsistentRead=True
+    )
+    if "Item" not in response:
+        raise OrderNotFound(f"no order is stored under id {order_id!r}")
+    return from_item(response["Item"])
+
+
+def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int:
+    """Add one to the diagnostic attempt counter of ``order_id`` and return the new count.
+
+    One ``UpdateItem`` with ``ADD attempts :one`` (atomic, creates the item at 1). The
+    counter is independent of the business write and is never part of a decision.
+
+    Raises:
+        botocore.exceptions.ClientError: any DynamoDB error, unchanged.
+    """
+    response = client.update_item(
+        TableName=table_name,
+        Key={"id": {"S": order_id}},
+        UpdateExpression="ADD attempts :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+        ReturnValues="UPDATED_NEW",
+    )
+    return int(response["Attributes"]["attempts"]["N"])
+
+
+def decision_for_error(exc: BaseException) -> Decision:
+    """Classify a raised error: invalid, conflict, or error for everything else."""
+    if isinstance(exc, InvalidOrder):
+        return Decision.INVALID
+    if isinstance(exc, OrderConflict):
+        return Decision.CONFLICT
+    return Decision.ERROR
+
+
+def _short(details: Mapping[str, Any]) -> str:
+    shown = dict(details)
+    if len(str(shown["id"])) > 80:
+        shown["id"] = f"{str(shown['id'])[:80]}…"
+    return ", ".join(f"{key}={value!r}" for key, value in shown.items())

@@ -1,0 +1,223 @@
+"""Workflow worker: the ``StoreOrder`` and ``ReadSummary`` tasks of ``OrdersStateMachine``.
+
+Two stages, chosen by the payload:
+
+``{"id", "quantity", "mode"?}`` — store stage
+    Validate, count the attempt (one ``UpdateItem ADD attempts :one`` on the attempts
+    table, diagnostics only), then the same conditional write as the queue worker.
+    Returns ``{"id", "quantity", "total_cents", "duplicate"}``.
+
+``{"stage": "summary", "id"}`` — summary stage
+    One strongly consistent ``GetItem``. Returns ``{"id", "total_cents", "completed": true}``.
+
+Errors are raised, never returned: the Lambda runtime reports the class name as
+``errorType`` and the state machine's retriers and catchers match it
+(``TransientOrderError`` is retried; ``InvalidOrder`` and ``OrderConflict`` are caught).
+
+``mode`` is a demonstration of the retry path (template parameter ``FaultModesEnabled``):
+
+=============  ===================================================================
+normal         no fault (the default)
+after-write    attempt 1 raises ``TransientOrderError`` *after* the write decision:
+               the retry finds the order it wrote and reports ``duplicate: true``
+flaky          attempt 1 raises ``TransientOrderError`` *before* the write
+permanent      raises ``InvalidOrder`` on every attempt
+=============  ===================================================================
+
+Attempts are counted per business key, so a new execution of the same order sees
+attempt 3, 4, … and no longer faults. Invalid input is rejected before the attempt is
+counted: no DynamoDB write is made for a job that breaks the contract.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from order_guard.config import WorkflowWorkerSettings
+from order_guard.errors import InvalidOrder, TransientOrderError
+from order_guard.orders import Order, validate_job, validate_order_id
+from order_guard.store import (
+    Decision,
+    count_attempt,
+    decision_for_error,
+    put_order_once,
+    read_order,
+)
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+MODES: Final = ("normal", "after-write", "flaky", "permanent")
+SUMMARY_KEYS: Final = frozenset({"stage", "id"})
+
+logger = Logger()
+metrics = Metrics()
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies:
+    """What the worker needs from its execution environment; tests build their own."""
+
+    dynamodb: DynamoDBClient
+    settings: WorkflowWorkerSettings
+
+
+@functools.cache
+def dependencies() -> Dependencies:
+    """Build the client and settings once per execution environment.
+
+    Raises:
+        ConfigurationError: a required variable is missing or malformed.
+    """
+    return Dependencies(
+        dynamodb=boto3.client("dynamodb"),
+        settings=WorkflowWorkerSettings.from_environ(os.environ),
+    )
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def lambda_handler(event: Any, context: LambdaContext) -> dict[str, Any]:
+    """Lambda entry point for the state machine's ``lambda:invoke`` tasks."""
+    return handle(event, context, dependencies())
+
+
+def handle(event: Any, context: LambdaContext | None, deps: Dependencies) -> dict[str, Any]:
+    """Dispatch to the store or the summary stage (the handler's testable core).
+
+    Raises:
+        InvalidOrder: the payload breaks the contract, or ``mode`` is unknown, or a
+            fault mode is requested while fault modes are disabled, or mode is
+            ``permanent``.
+        TransientOrderError: the ``flaky`` / ``after-write`` fault on attempt 1.
+        OrderConflict: the business key is stored with different details.
+        OrderNotFound: the summary stage found no order.
+        botocore.exceptions.ClientError, UnreadableStoredOrder: the error decision.
+    """
+    if isinstance(event, Mapping) and "stage" in event:
+        return summary_stage(event, deps)
+    invocation = getattr(context, "aws_request_id", None) or "unknown"
+    return store_stage(event, deps, invocation_id=invocation)
+
+
+def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[str, Any]:
+    """Validate, count the attempt, apply the fault mode and write once.
+
+    Returns:
+        ``{"id": str, "quantity": int, "total_cents": int, "duplicate": bool}``.
+    """
+    try:
+        order = validate_job(event, optional_keys={"mode"})
+        mode = _mode(event, fault_modes_enabled=deps.settings.fault_modes_enabled)
+    except InvalidOrder as exc:
+        _log_result(Decision.INVALID, None, reason=str(exc))
+        raise
+    attempt = count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
+    context = {"mode": mode, "attempt": attempt}
+    if mode == "permanent":
+        refusal = InvalidOrder(
+            f"order {order.id!r}: mode 'permanent' rejects the order on every attempt"
+        )
+        _log_result(Decision.INVALID, order, reason=str(refusal), **context)
+        raise refusal
+    if mode == "flaky" and attempt == 1:
+        _log_result(
+            Decision.ERROR, order, reason="flaky: fault injected before the write", **context
+        )
+        raise TransientOrderError(
+            f"order {order.id!r}: mode 'flaky' fails attempt 1 before the write"
+        )
+    try:
+        outcome = put_order_once(
+            deps.dynamodb,
+            deps.settings.orders_table,
+            order,
+            provenance={
+                "first_written_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "first_written_by": f"lambda:{invocation_id}",
+            },
+        )
+    except Exception as exc:
+        _log_result(
+            decision_for_error(exc),
+            order,
+            reason=str(exc),
+            error_type=type(exc).__name__,
+            **context,
+        )
+        raise
+    if outcome.decision is Decision.CONFLICT:
+        assert outcome.previous is not None
+        _log_result(
+            outcome.decision,
+            order,
+            stored=outcome.previous.details(),
+            requested=order.details(),
+            **context,
+        )
+        outcome.raise_for_conflict()
+    _log_result(outcome.decision, order, **context)
+    if mode == "after-write" and attempt == 1:
+        raise TransientOrderError(
+            f"order {order.id!r}: mode 'after-write' fails attempt 1 after the write "
+            f"(decision: {outcome.decision.value})"
+        )
+    return {**order.details(), "duplicate": outcome.duplicate}
+
+
+def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any]:
+    """Read the stored order back.
+
+    Returns:
+        ``{"id": str, "total_cents": int, "completed": True}``.
+
+    Raises:
+        InvalidOrder: keys other than exactly ``stage`` and ``id``, a stage other than
+            ``"summary"``, or an invalid ``id``.
+        OrderNotFound: no order is stored under ``id``.
+    """
+    keys = set(event)
+    if keys != SUMMARY_KEYS:
+        got = ", ".join(sorted(map(str, keys)))
+        raise InvalidOrder(f"summary payload must have exactly the keys id, stage; got {got}")
+    if event["stage"] != "summary":
+        raise InvalidOrder(f"stage must be 'summary', got {event['stage']!r}")
+    stored = read_order(deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"]))
+    details = stored.details()
+    return {"id": details["id"], "total_cents": details["total_cents"], "completed": True}
+
+
+def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
+    mode = event.get("mode", "normal")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidOrder(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if mode != "normal" and not fault_modes_enabled:
+        raise InvalidOrder(
+            f"mode {mode!r} is a demonstration fault mode and fault modes are disabled "
+            "in this deployment (template parameter FaultModesEnabled=false)"
+        )
+    return mode
+
+
+def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
+    metrics.add_metric(name=f"Orders{decision.value.title()}", unit=MetricUnit.Count, value=1)
+    log = logger.info if decision in (Decision.ACCEPTED, Decision.DUPLICATE) else logger.warning
+    log(
+        "RESULT",
+        extra={
+            "decision": decision.value,
+            "id": order.id if order else None,
+            "quantity": order.quantity if order else None,
+            **fields,
+        },
+    )

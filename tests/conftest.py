@@ -1,0 +1,202 @@
+"""Shared fixtures: fake credentials, moto, tables built from template.yaml, a Lambda
+context, the sample events in events/, and the workers' RESULT log lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Powertools reads its namespace and service when the workers' modules are imported.
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OrderGuardTests")
+
+import boto3  # noqa: E402
+import pytest  # noqa: E402
+from moto import mock_aws  # noqa: E402
+
+from localcloud import template as template_module  # noqa: E402
+from localcloud.deploy import create_table  # noqa: E402
+from order_guard import queue_worker, workflow_worker  # noqa: E402
+from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+REGION = "us-east-1"
+
+
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and region: no test can reach a real account."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture(scope="session")
+def template() -> template_module.Template:
+    """template.yaml with the default samconfig environment's parameters."""
+    return template_module.load()
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> Any:
+    return boto3.client("dynamodb", region_name=REGION)
+
+
+@dataclass(frozen=True)
+class Tables:
+    orders: str
+    attempts: str
+
+
+@pytest.fixture
+def tables(dynamodb: Any, template: template_module.Template) -> Tables:
+    """OrdersTable and AttemptsTable created from template.yaml's own properties."""
+    names = {}
+    for logical_id in ("OrdersTable", "AttemptsTable"):
+        properties = template_module.resolve(
+            template.resources[logical_id]["Properties"],
+            where=logical_id,
+            ref=lambda name: template.parameters[name],
+            get_att=lambda *_: (_ for _ in ()).throw(KeyError("no GetAtt in tables")),
+        )
+        names[logical_id] = f"test-{logical_id}"
+        create_table(dynamodb, logical_id, names[logical_id], properties)
+    return Tables(orders=names["OrdersTable"], attempts=names["AttemptsTable"])
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of the Lambda Python runtime's context object that the code reads."""
+
+    function_name: str = "test-function"
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
+    log_group_name: str = "/aws/lambda/test-function"
+    log_stream_name: str = "2026/11/29/[$LATEST]test"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+@pytest.fixture
+def lambda_context() -> LambdaContext:
+    return LambdaContext()
+
+
+@pytest.fixture
+def load_event() -> Callable[[str], Any]:
+    """Load ``events/<name>.json``: the same files ``sam local invoke -e`` uses."""
+
+    def load(name: str) -> Any:
+        return json.loads((EVENTS / f"{name}.json").read_text())
+
+    return load
+
+
+@pytest.fixture
+def queue_deps(dynamodb: Any, tables: Tables) -> queue_worker.Dependencies:
+    return queue_worker.Dependencies(
+        dynamodb=dynamodb, settings=QueueWorkerSettings(orders_table=tables.orders)
+    )
+
+
+@pytest.fixture
+def workflow_settings(tables: Tables) -> WorkflowWorkerSettings:
+    return WorkflowWorkerSettings(
+        orders_table=tables.orders, attempts_table=tables.attempts, fault_modes_enabled=True
+    )
+
+
+@pytest.fixture
+def workflow_deps(
+    dynamodb: Any, workflow_settings: WorkflowWorkerSettings
+) -> workflow_worker.Dependencies:
+    return workflow_worker.Dependencies(dynamodb=dynamodb, settings=workflow_settings)
+
+
+class LogCapture:
+    """The JSON lines a worker's Powertools logger wrote during a test."""
+
+    def __init__(self, stream: io.StringIO) -> None:
+        self._stream = stream
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self._stream.getvalue().splitlines() if line]
+
+    def results(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines() if line.get("message") == "RESULT"]
+
+    @property
+    def text(self) -> str:
+        return self._stream.getvalue()
+
+
+def _capture(logger: Any) -> Iterator[LogCapture]:
+    handler = logger.registered_handler
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    try:
+        yield LogCapture(stream)
+    finally:
+        handler.setStream(previous)
+
+
+@pytest.fixture
+def queue_logs() -> Iterator[LogCapture]:
+    yield from _capture(queue_worker.logger)
+
+
+@pytest.fixture
+def workflow_logs() -> Iterator[LogCapture]:
+    yield from _capture(workflow_worker.logger)
+
+
+def scan_orders(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:
+    """Business projection of a scan: ``{id: (quantity, total_cents)}``."""
+    items = dynamodb.scan(TableName=table, ConsistentRead=True)["Items"]
+    return {
+        item["id"]["S"]: (int(item["quantity"]["N"]), int(item["total_cents"]["N"]))
+        for item in items
+    }
+
+
+def sqs_record(body: str, message_id: str | None = None, receive_count: int = 1) -> dict[str, Any]:
+    """One SQS record as the event source mapping sends it (for tests that vary bodies)."""
+    import hashlib
+
+    return {
+        "messageId": message_id or str(uuid.uuid4()),
+        "receiptHandle": "AQEBtestreceipthandle==",
+        "body": body,
+        "attributes": {
+            "ApproximateReceiveCount": str(receive_count),
+            "SentTimestamp": "1764421200000",
+            "SenderId": "AIDAEXAMPLESENDERID",
+            "ApproximateFirstReceiveTimestamp": "1764421200050",
+        },
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(body.encode("utf-8", "surrogatepass")).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:test-JobsQueue",
+        "awsRegion": REGION,
+    }
