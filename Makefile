@@ -17,7 +17,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup test lint build demo deploy deploy-prod clean lock
+.PHONY: help setup test lint build demo serve invoke deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -45,8 +45,13 @@ test: lint build ## everything CI runs: lint, sam build, then the test suite
 	pytest
 
 demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
-	sam build
 	python -m localcloud demo
+
+serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI (Ctrl-C stops)
+	python -m localcloud serve --port $(or $(PORT),5000) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT))
+
+invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json
+	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e))
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

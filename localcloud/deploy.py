@@ -1,19 +1,30 @@
 """Create the template's resources in moto.
 
 There is no second list of resources: every resource in ``template.yaml`` is created by
-the handler for its type, and a type or property the local cloud cannot honour fails
-with :class:`~localcloud.template.UnsupportedTemplate` naming the resource and property.
+the handler for its ``Type``, in dependency order, and a type or property the local cloud
+cannot honour fails with :class:`~localcloud.template.UnsupportedTemplate` naming the
+resource and the property. Physical names follow CloudFormation's pattern
+``<stack>-<LogicalId>-<RANDOM>``; they flow to functions and outputs through the same
+``Ref``/``GetAtt`` resolution as on AWS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import io
+import re
+import json
+import secrets
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from localcloud.template import UnsupportedTemplate
+from localcloud.event_source import SqsEventSourceMapping
+from localcloud.lambda_bridge import LocalFunction, LogSink, register
+from localcloud.template import ROOT, Template, UnsupportedTemplate, resolve
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.client import DynamoDBClient
+ACCOUNT_ID = "123456789012"  # moto's default account
+ClientFactory = Callable[[str], Any]
 
 _TABLE_PROPERTIES = {
     "AttributeDefinitions",
@@ -23,15 +34,178 @@ _TABLE_PROPERTIES = {
     "PointInTimeRecoverySpecification",
     "DeletionProtectionEnabled",
 }
+_QUEUE_ATTRIBUTES = {
+    "VisibilityTimeout",
+    "MessageRetentionPeriod",
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "ReceiveMessageWaitTimeSeconds",
+    "SqsManagedSseEnabled",
+    "RedrivePolicy",
+}
+_FUNCTION_PROPERTIES = {
+    "Handler",
+    "Runtime",
+    "CodeUri",
+    "Role",
+    "Timeout",
+    "MemorySize",
+    "Architectures",
+    "Tracing",
+    "Environment",
+    "LoggingConfig",
+    "Events",
+    "Description",
+}
+_STATE_MACHINE_PROPERTIES = {"Type", "DefinitionUri", "DefinitionSubstitutions", "Role"}
+_PSEUDO = {"AWS::AccountId", "AWS::Region", "AWS::StackName", "AWS::Partition", "AWS::URLSuffix"}
 
 
-def _flag(value: Any) -> bool:
-    return str(value).lower() == "true"
+@dataclass
+class Deployment:
+    """What :func:`deploy` created: names, functions, event sources and Outputs."""
+
+    template: Template
+    stack_name: str
+    region: str
+    refs: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[tuple[str, str], Any] = field(default_factory=dict)
+    functions: dict[str, LocalFunction] = field(default_factory=dict)
+    event_sources: list[SqsEventSourceMapping] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def ref(self, name: str) -> Any:
+        """Ref of a parameter, pseudo parameter or created resource (KeyError if none)."""
+        if name in self.refs:
+            return self.refs[name]
+        if name in self.template.parameters:
+            return self.template.parameters[name]
+        pseudo = {
+            "AWS::AccountId": ACCOUNT_ID,
+            "AWS::Region": self.region,
+            "AWS::StackName": self.stack_name,
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+        }
+        return pseudo[name]
+
+    def get_att(self, logical_id: str, attribute: str) -> Any:
+        return self.attributes[(logical_id, attribute)]
+
+    def resolve(self, value: Any, where: str) -> Any:
+        return resolve(value, where=where, ref=self.ref, get_att=self.get_att)
+
+    def function(self, name_or_logical_id: str) -> LocalFunction:
+        """A function by logical id or physical name (KeyError if none)."""
+        if name_or_logical_id in self.functions:
+            return self.functions[name_or_logical_id]
+        for function in self.functions.values():
+            if function.name == name_or_logical_id:
+                return function
+        raise KeyError(name_or_logical_id)
 
 
-def create_table(
-    client: DynamoDBClient, logical_id: str, name: str, properties: Mapping[str, Any]
-) -> str:
+def deploy(
+    template: Template,
+    client: ClientFactory,
+    *,
+    stack_name: str,
+    region: str,
+    function_environment: Mapping[str, str] | None = None,
+    visibility_timeout: int | None = None,
+    log_sink: LogSink | None = None,
+) -> Deployment:
+    """Create every resource of ``template`` through ``client(service)``.
+
+    Args:
+        function_environment: extra variables for every function (the local endpoint
+            and fake credentials in server mode).
+        visibility_timeout: a shorter visibility timeout for every queue, in seconds,
+            so that redelivery and redrive take seconds locally (recorded in ``notes``).
+
+    Raises:
+        UnsupportedTemplate: naming the resource and property the local cloud cannot
+            honour.
+    """
+    deployment = Deployment(template=template, stack_name=stack_name, region=region)
+    creators: dict[str, Callable[..., None]] = {
+        "AWS::SQS::Queue": _queue,
+        "AWS::DynamoDB::Table": _table,
+        "AWS::Logs::LogGroup": _log_group,
+        "AWS::IAM::Role": _role,
+        "AWS::Serverless::Function": _function,
+        "AWS::Serverless::StateMachine": _state_machine,
+    }
+    for logical_id in _creation_order(template):
+        resource = template.resources[logical_id]
+        kind = resource.get("Type", "")
+        if kind not in creators:
+            raise UnsupportedTemplate(f"{logical_id}.Type", f"{kind} is not supported locally")
+        if "Condition" in resource:
+            raise UnsupportedTemplate(f"{logical_id}.Condition", "conditions are not supported")
+        creators[kind](
+            deployment,
+            logical_id,
+            resource,
+            client,
+            function_environment=function_environment or {},
+            visibility_timeout=visibility_timeout,
+            log_sink=log_sink,
+        )
+    for name, output in template.outputs.items():
+        deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
+    return deployment
+
+
+def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> str:
+    suffix = secrets.token_hex(6).upper()
+    prefix = f"{deployment.stack_name}-{logical_id}"[: limit - len(suffix) - 1]
+    return f"{prefix}-{suffix}"
+
+
+def _properties(resource: Mapping[str, Any], allowed: set[str], logical_id: str) -> Mapping[str, Any]:
+    properties: Mapping[str, Any] = resource.get("Properties", {})
+    unknown = sorted(set(properties) - allowed)
+    if unknown:
+        raise UnsupportedTemplate(
+            f"{logical_id}.{unknown[0]}", f"{resource['Type']} property not supported locally"
+        )
+    return properties
+
+
+def _queue(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **options: Any) -> None:
+    properties = deployment.resolve(
+        _properties(resource, _QUEUE_ATTRIBUTES, logical_id), logical_id
+    )
+    attributes: dict[str, str] = {}
+    for name, value in properties.items():
+        if name == "RedrivePolicy":
+            attributes[name] = json.dumps(
+                {
+                    "deadLetterTargetArn": value["deadLetterTargetArn"],
+                    "maxReceiveCount": int(value["maxReceiveCount"]),
+                }
+            )
+        else:
+            attributes[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    override = options.get("visibility_timeout")
+    if override is not None:
+        declared = attributes.get("VisibilityTimeout", "30")
+        attributes["VisibilityTimeout"] = str(override)
+        deployment.notes.append(
+            f"{logical_id}: visibility timeout {override} s locally (template: {declared} s)"
+        )
+    sqs = client("sqs")
+    url = sqs.create_queue(QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    deployment.refs[logical_id] = url
+    deployment.attributes[(logical_id, "Arn")] = arn
+    deployment.attributes[(logical_id, "QueueUrl")] = url
+    deployment.attributes[(logical_id, "QueueName")] = arn.rsplit(":", 1)[1]
+
+
+def create_table(client: Any, logical_id: str, name: str, properties: Mapping[str, Any]) -> str:
     """Create an ``AWS::DynamoDB::Table`` from its (resolved) template properties.
 
     Returns:
@@ -58,7 +232,7 @@ def create_table(
         kwargs["SSESpecification"] = {"Enabled": _flag(sse.get("SSEEnabled", False))}
     if "DeletionProtectionEnabled" in properties:
         kwargs["DeletionProtectionEnabled"] = _flag(properties["DeletionProtectionEnabled"])
-    arn = client.create_table(**kwargs)["TableDescription"]["TableArn"]
+    arn: str = client.create_table(**kwargs)["TableDescription"]["TableArn"]
     pitr = properties.get("PointInTimeRecoverySpecification")
     if pitr is not None:
         client.update_continuous_backups(
@@ -68,3 +242,224 @@ def create_table(
             },
         )
     return arn
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() == "true"
+
+
+def _table(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+    properties = deployment.resolve(resource.get("Properties", {}), logical_id)
+    name = _physical_name(deployment, logical_id, 255)
+    deployment.refs[logical_id] = name
+    deployment.attributes[(logical_id, "Arn")] = create_table(client("dynamodb"), logical_id, name, properties)
+
+
+def _log_group(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+    properties = deployment.resolve(
+        _properties(resource, {"RetentionInDays"}, logical_id), logical_id
+    )
+    name = _physical_name(deployment, logical_id, 512)
+    logs = client("logs")
+    logs.create_log_group(logGroupName=name)
+    if "RetentionInDays" in properties:
+        logs.put_retention_policy(logGroupName=name, retentionInDays=int(properties["RetentionInDays"]))
+    deployment.refs[logical_id] = name
+    deployment.attributes[(logical_id, "Arn")] = (
+        f"arn:aws:logs:{deployment.region}:{ACCOUNT_ID}:log-group:{name}:*"
+    )
+
+
+def _role(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+    properties = deployment.resolve(
+        _properties(resource, {"AssumeRolePolicyDocument", "Policies"}, logical_id), logical_id
+    )
+    iam = client("iam")
+    name = _physical_name(deployment, logical_id, 64)
+    arn = iam.create_role(
+        RoleName=name, AssumeRolePolicyDocument=json.dumps(properties["AssumeRolePolicyDocument"])
+    )["Role"]["Arn"]
+    for policy in properties.get("Policies", []):
+        iam.put_role_policy(
+            RoleName=name,
+            PolicyName=policy["PolicyName"],
+            PolicyDocument=json.dumps(policy["PolicyDocument"]),
+        )
+    deployment.refs[logical_id] = name
+    deployment.attributes[(logical_id, "Arn")] = arn
+
+
+def function_properties(template: Template, logical_id: str) -> dict[str, Any]:
+    """A function's properties with ``Globals.Function`` merged in, as SAM merges them
+    (maps such as ``Environment.Variables`` merge key by key; the function wins)."""
+    resource = template.resources[logical_id]
+    merged: dict[str, Any] = {key: value for key, value in template.function_globals.items()}
+    for key, value in resource.get("Properties", {}).items():
+        if key == "Environment" and "Environment" in merged:
+            merged[key] = {
+                "Variables": {
+                    **merged["Environment"].get("Variables", {}),
+                    **value.get("Variables", {}),
+                }
+            }
+        else:
+            merged[key] = value
+    unknown = sorted(set(merged) - _FUNCTION_PROPERTIES)
+    if unknown:
+        raise UnsupportedTemplate(
+            f"{logical_id}.{unknown[0]}", "AWS::Serverless::Function property not supported locally"
+        )
+    return merged
+
+
+def _function(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    *,
+    function_environment: Mapping[str, str],
+    log_sink: LogSink | None,
+    **_: Any,
+) -> None:
+    properties = function_properties(deployment.template, logical_id)
+    events = properties.pop("Events", {})
+    properties = deployment.resolve(properties, logical_id)
+    name = _physical_name(deployment, logical_id, 64)
+    variables = {k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()}
+    code_uri = (ROOT / str(properties["CodeUri"])).resolve()
+    if not code_uri.is_dir():
+        raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{code_uri} is not a directory")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("README.txt", f"runs in-process from {code_uri}")
+    lambda_client = client("lambda")
+    arn = lambda_client.create_function(
+        FunctionName=name,
+        Runtime=properties["Runtime"],
+        Role=properties["Role"],
+        Handler=properties["Handler"],
+        Code={"ZipFile": archive.getvalue()},
+        Timeout=int(properties.get("Timeout", 3)),
+        MemorySize=int(properties.get("MemorySize", 128)),
+        Architectures=list(properties.get("Architectures", ["x86_64"])),
+        Environment={"Variables": variables},
+    )["FunctionArn"]
+    log_group = properties.get("LoggingConfig", {}).get("LogGroup") or f"/aws/lambda/{name}"
+    logs = client("logs")
+    if not logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups"):
+        logs.create_log_group(logGroupName=log_group)
+    local = LocalFunction(
+        name=name,
+        arn=arn,
+        code_uri=code_uri,
+        handler=properties["Handler"],
+        environment={**variables, **function_environment},
+        timeout_s=int(properties.get("Timeout", 3)),
+        memory_mb=int(properties.get("MemorySize", 128)),
+        log_group=log_group,
+        region=deployment.region,
+        log_sink=log_sink,
+    )
+    register(local)
+    deployment.functions[logical_id] = local
+    deployment.refs[logical_id] = name
+    deployment.attributes[(logical_id, "Arn")] = arn
+    for event_id, event in events.items():
+        where = f"{logical_id}.Events.{event_id}"
+        if event.get("Type") != "SQS":
+            raise UnsupportedTemplate(f"{where}.Type", f"{event.get('Type')} events are not supported locally")
+        spec = deployment.resolve(event.get("Properties", {}), where)
+        unknown = sorted(set(spec) - {"Queue", "BatchSize", "FunctionResponseTypes", "Enabled"})
+        if unknown:
+            raise UnsupportedTemplate(f"{where}.{unknown[0]}", "SQS event property not supported locally")
+        queue_arn = spec["Queue"]
+        queue_id = next(
+            (lid for (lid, att), value in deployment.attributes.items() if att == "Arn" and value == queue_arn),
+            None,
+        )
+        if queue_id is None:
+            raise UnsupportedTemplate(f"{where}.Queue", "must reference a queue of this template")
+        deployment.event_sources.append(
+            SqsEventSourceMapping(
+                sqs=client("sqs"),
+                queue_url=deployment.refs[queue_id],
+                queue_arn=queue_arn,
+                region=deployment.region,
+                function=local,
+                batch_size=int(spec.get("BatchSize", 10)),
+                report_batch_item_failures="ReportBatchItemFailures" in spec.get("FunctionResponseTypes", []),
+            )
+        )
+
+
+def _state_machine(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+    properties = deployment.resolve(
+        _properties(resource, _STATE_MACHINE_PROPERTIES, logical_id), logical_id
+    )
+    definition = (ROOT / properties["DefinitionUri"]).read_text()
+    for key, value in properties.get("DefinitionSubstitutions", {}).items():
+        definition = definition.replace(f"${{{key}}}", str(value))
+    name = _physical_name(deployment, logical_id, 80)
+    arn = client("stepfunctions").create_state_machine(
+        name=name,
+        definition=definition,
+        roleArn=properties["Role"],
+        type=properties.get("Type", "STANDARD"),
+    )["stateMachineArn"]
+    deployment.refs[logical_id] = arn
+    deployment.attributes[(logical_id, "Arn")] = arn
+    deployment.attributes[(logical_id, "Name")] = name
+
+
+def _creation_order(template: Template) -> list[str]:
+    """Logical ids in an order where every referenced resource comes first."""
+    resources = template.resources
+    depends: dict[str, set[str]] = {}
+    for logical_id, resource in resources.items():
+        body: Any = dict(resource)
+        if resource.get("Type") == "AWS::Serverless::Function":
+            body = {"Globals": template.function_globals, **body}
+        found = _references(body) & set(resources)
+        declared = resource.get("DependsOn", [])
+        found |= set([declared] if isinstance(declared, str) else declared)
+        depends[logical_id] = found - {logical_id}
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(logical_id: str) -> None:
+        if logical_id in order:
+            return
+        if logical_id in visiting:
+            raise UnsupportedTemplate(logical_id, "circular reference")
+        visiting.add(logical_id)
+        for dependency in sorted(depends[logical_id]):
+            visit(dependency)
+        visiting.discard(logical_id)
+        order.append(logical_id)
+
+    for logical_id in resources:
+        visit(logical_id)
+    return order
+
+
+def _references(value: Any) -> set[str]:
+    found: set[str] = set()
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key == "Ref" and isinstance(item, str):
+                found.add(item)
+            elif key == "Fn::GetAtt":
+                found.add(str(item[0] if isinstance(item, list) else str(item).split(".")[0]))
+            elif key == "Fn::Sub":
+                text = item[0] if isinstance(item, list) else item
+                for name in re.findall(r"\$\{([^}!.]+)", str(text)):
+                    found.add(name)
+                if isinstance(item, list):
+                    found |= _references(item[1])
+            else:
+                found |= _references(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _references(item)
+    return found - _PSEUDO

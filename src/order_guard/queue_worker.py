@@ -168,7 +168,10 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         "processed": outcome.decision is Decision.ACCEPTED,
         "duplicate": outcome.duplicate,
     }
-    logger.info("RESULT", extra={"decision": outcome.decision.value, **result, **fields})
+    previous = {"previous": outcome.previous.details()} if outcome.previous else {}
+    logger.info(
+        "RESULT", extra={"decision": outcome.decision.value, **result, **fields, **previous}
+    )
     return result
 
 

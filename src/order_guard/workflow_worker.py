@@ -166,7 +166,8 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             **context,
         )
         outcome.raise_for_conflict()
-    _log_result(outcome.decision, order, **context)
+    previous = {"previous": outcome.previous.details()} if outcome.previous else {}
+    _log_result(outcome.decision, order, **context, **previous)
     if mode == "after-write" and attempt == 1:
         raise TransientOrderError(
             f"order {order.id!r}: mode 'after-write' fails attempt 1 after the write "

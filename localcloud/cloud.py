@@ -1,0 +1,237 @@
+"""The local cloud: moto, the template deployed into it, the Lambda bridge and the event
+source mapping, in-process (for tests and the demo) or as a server on 127.0.0.1:5000.
+
+In-process::
+
+    with LocalCloud() as cloud:
+        cloud.sqs.send_message(QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=...)
+        cloud.drain()                       # run the event source mapping until the queue is empty
+
+Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this process,
+the functions run in-process behind it, and the event source mapping polls in a thread,
+so the stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import boto3
+import requests
+from moto import mock_aws
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+from localcloud import lambda_bridge
+from localcloud.deploy import Deployment, deploy
+from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
+from localcloud.template import Template, load
+
+MOTO_CONFIG: dict[str, Any] = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "localcloud",
+    "AWS_SECRET_ACCESS_KEY": "localcloud",
+    "AWS_SESSION_TOKEN": "localcloud",
+}
+
+
+class LocalCloud:
+    """Deploy ``template.yaml`` into moto and run it.
+
+    Args:
+        server_port: ``None`` for in-process (``mock_aws``); a port for server mode.
+        visibility_timeout: seconds; overrides every queue's visibility timeout so that
+            redelivery and redrive take seconds (the template's value stays in Outputs
+            and ``deployment.notes`` says what changed).
+        overrides: template parameter overrides, on top of samconfig's.
+    """
+
+    def __init__(
+        self,
+        *,
+        template: Template | None = None,
+        config_env: str = "default",
+        overrides: Mapping[str, str] | None = None,
+        stack_name: str = "order-guard",
+        region: str = "us-east-1",
+        server_port: int | None = None,
+        host: str = "127.0.0.1",
+        visibility_timeout: int | None = None,
+    ) -> None:
+        self.template = template or load(config_env=config_env, overrides=overrides)
+        self.stack_name = stack_name
+        self.region = region
+        self.server_port = server_port
+        self.host = host
+        self.visibility_timeout = visibility_timeout
+        self._mock: Any = None
+        self._server: ThreadedMotoServer | None = None
+        self._saved_environ: dict[str, str | None] = {}
+        self._deployment: Deployment | None = None
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    @property
+    def endpoint_url(self) -> str | None:
+        return None if self.server_port is None else f"http://{self.host}:{self.server_port}"
+
+    def start(self) -> Deployment:
+        lambda_bridge.install()
+        self._set_environ({**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region})
+        if self.server_port is None:
+            self._mock = mock_aws(config=MOTO_CONFIG)
+            self._mock.start()
+            function_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
+        else:
+            # moto's interpreter reaches the server at localhost:$MOTO_PORT.
+            self._set_environ({"MOTO_PORT": str(self.server_port)})
+            self._server = ThreadedMotoServer(ip_address=self.host, port=self.server_port, verbose=False)
+            self._server.start()
+            requests.post(f"{self.endpoint_url}/moto-api/config", json=MOTO_CONFIG, timeout=10).raise_for_status()
+            assert self.endpoint_url is not None
+            function_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
+        self._deployment = deploy(
+            self.template,
+            self.client,
+            stack_name=self.stack_name,
+            region=self.region,
+            function_environment=function_environment,
+            visibility_timeout=self.visibility_timeout,
+            log_sink=self._deliver_logs,
+        )
+        self._register_stack(self._deployment)
+        return self._deployment
+
+    def stop(self) -> None:
+        if self._deployment is not None:
+            for source in self._deployment.event_sources:
+                source.stop()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+        for name, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_environ.clear()
+
+    def __enter__(self) -> LocalCloud:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _set_environ(self, values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            self._saved_environ.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+
+    # --- access ----------------------------------------------------------------------
+
+    @property
+    def deployment(self) -> Deployment:
+        if self._deployment is None:
+            raise RuntimeError("the local cloud is not started")
+        return self._deployment
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return self.deployment.outputs
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for this cloud (fake credentials; the endpoint in server mode)."""
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            region_name=self.region,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+        )
+
+    @property
+    def event_source(self) -> SqsEventSourceMapping:
+        (source,) = self.deployment.event_sources
+        return source
+
+    def _register_stack(self, deployment: Deployment) -> None:
+        """Publish the Outputs as a CloudFormation stack, so ``describe-stacks`` (and
+        ``verify --stack-name``) find them as on AWS. The stack's one resource is a
+        placeholder: the real resources were created by :func:`deploy`."""
+        body = {
+            "Description": "Order Guard on the local cloud (resources created by localcloud.deploy)",
+            "Resources": {"LocalCloudMarker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+            "Outputs": {name: {"Value": value} for name, value in deployment.outputs.items()},
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # moto: WaitConditionHandle unsupported
+            self.client("cloudformation").create_stack(
+                StackName=self.stack_name, TemplateBody=json.dumps(body)
+            )
+
+    def settle(self, timeout_s: float) -> None:
+        """The scenarios' hook: run the event source mapping until the queue is empty."""
+        self.drain(timeout_s=timeout_s)
+
+    def _deliver_logs(self, group: str, stream: str, events: list[tuple[int, str]]) -> None:
+        if not events:
+            return
+        logs = self.client("logs")
+        existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)["logStreams"]
+        if not any(s["logStreamName"] == stream for s in existing):
+            logs.create_log_stream(logGroupName=group, logStreamName=stream)
+        logs.put_log_events(
+            logGroupName=group,
+            logStreamName=stream,
+            logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+        )
+
+    # --- the event source mapping, driven synchronously --------------------------------
+
+    def queue_depth(self, queue_url: str) -> tuple[int, int]:
+        """(visible, in flight) messages, from ``GetQueueAttributes``."""
+        attributes = self.client("sqs").get_queue_attributes(
+            QueueUrl=queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]), int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
+
+    def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
+        """Run the event source mapping until its queue holds nothing, visible or in flight.
+
+        Messages left for redelivery come back after the visibility timeout and are
+        polled again, until they are acknowledged or redriven to the dead-letter queue.
+
+        Raises:
+            TimeoutError: the queue is not empty after ``timeout_s`` seconds.
+        """
+        source = self.event_source
+        outcomes: list[BatchOutcome] = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            outcome = source.poll_once()
+            if outcome.invocation is not None:
+                outcomes.append(outcome)
+                continue
+            if self.queue_depth(source.queue_url) == (0, 0):
+                return outcomes
+            time.sleep(idle_sleep_s)
+        raise TimeoutError(f"{source.queue_url} still holds messages after {timeout_s} s")

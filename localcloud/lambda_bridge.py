@@ -1,0 +1,342 @@
+"""Run a function's handler in-process, the way the Lambda Python runtime would.
+
+- **Execution environment**: the handler module is loaded fresh from the function's
+  ``CodeUri`` on the first invocation (the cold start), with the function's environment
+  applied, so module-scope clients and configuration are built once per environment, as
+  on Lambda, and never shared between functions or between local clouds.
+- **Environment**: each invocation sees exactly the function's variables (``Globals``
+  merged with the function's own, references resolved) plus the variables the runtime
+  sets (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …); the process environment is
+  restored afterwards. Because the environment is process-wide, invocations run one at
+  a time (a process-wide lock), like a function with reserved concurrency 1.
+- **Context**: ``function_name``, ``aws_request_id``, ``invoked_function_arn``,
+  ``memory_limit_in_mb``, ``log_group_name``, ``log_stream_name`` and
+  ``get_remaining_time_in_millis()`` counting down from the function's ``Timeout``.
+- **Errors**: a raised exception becomes the runtime's error envelope
+  ``{"errorMessage", "errorType", "requestId", "stackTrace"}`` with ``errorType`` the
+  unqualified class name, and the invoke response carries ``X-Amz-Function-Error:
+  Unhandled``, so Step Functions retriers and catchers match by name. The timeout is
+  reported, not enforced (a thread cannot be killed): an invocation that outlives it is
+  logged as ``Task timed out``, and the state machine sees its result anyway.
+- **Logs**: everything the invocation writes to stdout/stderr, between ``START`` and
+  ``END``/``REPORT`` lines, goes to the function's CloudWatch Logs group in the emulator.
+
+moto's Step Functions interpreter sends ``lambda:invoke`` tasks to moto's Lambda backend;
+without Docker that is ``LambdaSimpleBackend.invoke``, which only echoes. :func:`install`
+replaces that one method with a call into this bridge; nothing else in moto offers a
+hook. ``tests/test_localcloud_bridge.py`` fails loudly if a moto upgrade moves it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from moto.awslambda_simple.models import LambdaSimpleBackend
+
+_INVOCATION_LOCK = threading.RLock()
+
+
+@dataclass
+class LambdaContext:
+    """The Lambda Python runtime's context object (the attributes handlers read)."""
+
+    function_name: str
+    memory_limit_in_mb: int
+    invoked_function_arn: str
+    aws_request_id: str
+    log_group_name: str
+    log_stream_name: str
+    deadline: float
+    function_version: str = "$LATEST"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One invocation's outcome: ``payload`` is the response or the error envelope."""
+
+    function_name: str
+    request_id: str
+    payload: Any
+    error: bool
+    log_lines: list[str]
+    duration_ms: float
+
+    @property
+    def error_type(self) -> str | None:
+        return self.payload.get("errorType") if self.error else None
+
+    def payload_bytes(self) -> bytes:
+        return json.dumps(self.payload).encode()
+
+
+LogSink = Callable[[str, str, list[tuple[int, str]]], None]
+"""(log group, log stream, [(timestamp ms, message)]) → delivered."""
+
+
+class _InvocationOutput(io.TextIOBase):
+    """A stream that sends writes to the current invocation's buffer.
+
+    Installed as ``sys.stdout``/``sys.stderr`` during an invocation and during the cold
+    start, so a logging handler created at import time (Powertools binds ``sys.stdout``
+    when its ``Logger`` is created) keeps writing into the right invocation.
+    """
+
+    def __init__(self) -> None:
+        self.buffer_: io.StringIO | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        target = self.buffer_ if self.buffer_ is not None else sys.__stdout__
+        assert target is not None
+        return target.write(text)
+
+    def flush(self) -> None:
+        return None
+
+
+_OUTPUT = _InvocationOutput()
+
+
+@dataclass
+class LocalFunction:
+    """One function of the template, runnable in-process."""
+
+    name: str
+    arn: str
+    code_uri: Path
+    handler: str
+    environment: Mapping[str, str]
+    timeout_s: int
+    memory_mb: int
+    log_group: str
+    region: str
+    log_sink: LogSink | None = None
+    _module: ModuleType | None = field(default=None, repr=False)
+    _log_stream: str = field(default="", repr=False)
+    invocations: int = field(default=0, repr=False)
+
+    def runtime_environment(self, request_id: str | None = None) -> dict[str, str]:
+        """The variables one invocation sees (the function's own plus the runtime's)."""
+        base = {
+            "AWS_LAMBDA_FUNCTION_NAME": self.name,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.memory_mb),
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_LOG_GROUP_NAME": self.log_group,
+            "AWS_LAMBDA_LOG_STREAM_NAME": self._log_stream,
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
+            "LAMBDA_TASK_ROOT": str(self.code_uri),
+            "_HANDLER": self.handler,
+        }
+        if request_id:
+            base["_X_AMZN_TRACE_ID"] = f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}"
+        return {**base, **self.environment}
+
+    def invoke(self, event: Any) -> Invocation:
+        """Run the handler on ``event`` and return its response or error envelope."""
+        with _INVOCATION_LOCK:
+            return self._invoke_locked(event)
+
+    def _invoke_locked(self, event: Any) -> Invocation:
+        request_id = str(uuid.uuid4())
+        buffer = io.StringIO()
+        started = time.monotonic()
+        if self._module is None:
+            self._log_stream = (
+                f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
+            )
+        with _environment(self.runtime_environment(request_id)), _captured(buffer):
+            print(f"START RequestId: {request_id} Version: $LATEST")
+            handler = self._load_handler()
+            context = LambdaContext(
+                function_name=self.name,
+                memory_limit_in_mb=self.memory_mb,
+                invoked_function_arn=self.arn,
+                aws_request_id=request_id,
+                log_group_name=self.log_group,
+                log_stream_name=self._log_stream,
+                deadline=started + self.timeout_s,
+            )
+            error = False
+            try:
+                payload = handler(json.loads(json.dumps(event)), context)
+                json.dumps(payload)  # the runtime must serialise the response
+            except Exception as exc:  # noqa: BLE001 - the runtime reports every error
+                error = True
+                payload = error_envelope(exc, request_id)
+                print(f"[ERROR] {payload['errorType']}: {payload['errorMessage']}")
+            duration_ms = (time.monotonic() - started) * 1000
+            if duration_ms > self.timeout_s * 1000:
+                print(f"{datetime.now(UTC).isoformat()} {request_id} Task timed out after "
+                      f"{self.timeout_s:.2f} seconds (reported, not enforced locally)")
+            print(f"END RequestId: {request_id}")
+            print(
+                f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+                f"Memory Size: {self.memory_mb} MB"
+            )
+        self.invocations += 1
+        lines = buffer.getvalue().splitlines()
+        if self.log_sink is not None:
+            now = int(time.time() * 1000)
+            self.log_sink(self.log_group, self._log_stream, [(now, line) for line in lines])
+        return Invocation(self.name, request_id, payload, error, lines, duration_ms)
+
+    def _load_handler(self) -> Callable[[Any, Any], Any]:
+        if self._module is None:
+            module_name, _, attribute = self.handler.rpartition(".")
+            self._module = _load_module_fresh(self.code_uri, module_name)
+        else:
+            attribute = self.handler.rpartition(".")[2]
+        handler = getattr(self._module, attribute, None)
+        if not callable(handler):
+            raise RuntimeError(f"{self.name}: handler {self.handler!r} is not a callable")
+        return handler  # type: ignore[no-any-return]
+
+
+def error_envelope(exc: BaseException, request_id: str) -> dict[str, Any]:
+    """The Lambda Python runtime's error response for an unhandled exception."""
+    return {
+        "errorMessage": str(exc),
+        "errorType": type(exc).__name__,
+        "requestId": request_id,
+        "stackTrace": traceback.format_tb(exc.__traceback__),
+    }
+
+
+def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
+    """Load the handler module as a new module object (a new execution environment).
+
+    The runtime puts the task root on ``sys.path``; the local cloud does the same with
+    ``CodeUri`` so the package's absolute imports resolve. Modules the handler imports
+    stay shared (they are stateless in this project); the handler module itself, with
+    its module-scope clients and caches, is new per execution environment.
+    """
+    root = str(code_uri)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    path = code_uri.joinpath(*module_name.split(".")).with_suffix(".py")
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load handler module {module_name!r} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered while it executes (dataclasses and typing look the module up by name),
+    # then the previous entry comes back: other environments keep their own copy.
+    previous = sys.modules.get(module_name)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if previous is None:
+            sys.modules.pop(module_name, None)
+        else:
+            sys.modules[module_name] = previous
+    return module
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    # Key by key, never clear(): other threads (moto's interpreter, the server) read the
+    # process environment meanwhile and must not see it empty.
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _captured(buffer: io.StringIO) -> Iterator[None]:
+    _OUTPUT.buffer_ = buffer
+    try:
+        with contextlib.redirect_stdout(_OUTPUT), contextlib.redirect_stderr(_OUTPUT):  # type: ignore[type-var]
+            yield
+    finally:
+        _OUTPUT.buffer_ = None
+
+
+# --- the moto hook -----------------------------------------------------------------------
+
+_REGISTRY: dict[str, LocalFunction] = {}
+
+
+def register(function: LocalFunction) -> None:
+    """Route moto Lambda invocations of ``function`` (by name or ARN) to the bridge."""
+    _REGISTRY[function.name] = function
+    _REGISTRY[function.arn] = function
+
+
+def lookup(name_or_arn: str) -> LocalFunction:
+    """Raises KeyError when no local function has this name or ARN."""
+    key = name_or_arn.split(":function:")[-1].split(":")[0] if ":function:" in name_or_arn else name_or_arn
+    return _REGISTRY[key] if key in _REGISTRY else _REGISTRY[name_or_arn]
+
+
+def _bridged_invoke(
+    self: LambdaSimpleBackend,
+    function_name: str,
+    qualifier: str | None,
+    body: Any,
+    headers: Any,
+    response_headers: Any,
+) -> bytes:
+    try:
+        function = lookup(function_name)
+    except KeyError:
+        return _ORIGINAL_INVOKE(self, function_name, qualifier, body, headers, response_headers)  # type: ignore[no-any-return]
+    event = json.loads(body) if body else {}
+    invocation = function.invoke(event)
+    if invocation.error:
+        response_headers["x-amz-function-error"] = "Unhandled"
+    response_headers["x-amz-executed-version"] = "$LATEST"
+    if str(_header(headers, "X-Amz-Log-Type")).lower() == "tail":
+        # LogType=Tail: the last 4 KB of the invocation's log, base64-encoded, as on AWS.
+        tail = "\n".join(invocation.log_lines).encode()[-4096:]
+        response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
+    return invocation.payload_bytes()
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
+
+
+_ORIGINAL_INVOKE = LambdaSimpleBackend.invoke
+
+
+def install() -> None:
+    """Replace ``LambdaSimpleBackend.invoke`` with the bridge (idempotent)."""
+    LambdaSimpleBackend.invoke = _bridged_invoke  # type: ignore[method-assign]
+
+
+def installed() -> bool:
+    return LambdaSimpleBackend.invoke is _bridged_invoke  # type: ignore[comparison-overlap]

@@ -1,0 +1,491 @@
+"""The seed scenarios, shared by ``demo`` (in-process), ``verify`` (a deployed stack or a
+local server) and the integration tests.
+
+Each scenario drives the system only through its public surface (SendMessage,
+StartExecution, the stack Outputs, CloudWatch Logs, GetItem/Scan, the execution
+history), so the same code checks the local cloud and AWS. Write decisions are read
+back from the workers' ``RESULT`` log lines.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from localcloud.template import ROOT
+
+EVENTS = ROOT / "events"
+
+
+class Target(Protocol):
+    """Where a scenario runs: the stack Outputs, clients, and a way to let the queue settle."""
+
+    outputs: Mapping[str, str]
+
+    def client(self, service: str) -> Any: ...
+
+    def settle(self, timeout_s: float) -> None:
+        """Return once JobsQueue holds no message, visible or in flight."""
+        ...
+
+
+@dataclass(frozen=True)
+class Check:
+    label: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One write decision, as a worker logged it."""
+
+    order_id: str | None
+    decision: str
+    previous: Mapping[str, Any] | None
+    stored: Mapping[str, Any] | None
+    note: str = ""
+
+
+@dataclass
+class Step:
+    title: str
+    rows: list[Row] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+    def expect(self, label: str, ok: bool, detail: str = "") -> bool:
+        self.checks.append(Check(label, bool(ok), detail))
+        return bool(ok)
+
+
+@dataclass
+class Report:
+    name: str
+    steps: list[Step] = field(default_factory=list)
+    created_ids: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for step in self.steps for check in step.checks)
+
+    @property
+    def checks(self) -> list[Check]:
+        return [check for step in self.steps for check in step.checks]
+
+
+def load_event(name: str) -> Any:
+    return json.loads((EVENTS / f"{name}.json").read_text())
+
+
+# --- reading back -----------------------------------------------------------------------
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def log_messages(target: Target, group: str, since_ms: int, pattern: str) -> list[str]:
+    """Messages of ``group`` since ``since_ms`` that match a CloudWatch Logs term pattern."""
+    logs = target.client("logs")
+    messages: list[str] = []
+    kwargs: dict[str, Any] = {"logGroupName": group, "startTime": since_ms, "filterPattern": pattern}
+    while True:
+        page = logs.filter_log_events(**kwargs)
+        messages.extend(event["message"] for event in page.get("events", []))
+        if not page.get("nextToken"):
+            return messages
+        kwargs["nextToken"] = page["nextToken"]
+
+
+def results(
+    target: Target,
+    group: str,
+    since_ms: int,
+    ids: Iterable[str],
+    *,
+    expected: int = 0,
+    timeout_s: float = 60.0,
+) -> list[dict[str, Any]]:
+    """RESULT lines about ``ids``, waiting (CloudWatch Logs lags on AWS) for ``expected``."""
+    wanted = set(ids)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = []
+        for message in log_messages(target, group, since_ms, '"RESULT"'):
+            try:
+                line = json.loads(message)
+            except json.JSONDecodeError:
+                continue
+            if line.get("message") == "RESULT" and line.get("id") in wanted:
+                lines.append(line)
+        lines.sort(key=lambda line: str(line.get("timestamp")))
+        if len(lines) >= expected or time.monotonic() >= deadline:
+            return lines
+        time.sleep(1.0)
+
+
+def invocations(
+    target: Target, group: str, since_ms: int, until_ms: int, *, expected: int, timeout_s: float = 60.0
+) -> int:
+    """Lambda invocations between two instants: the runtime's ``REPORT RequestId`` lines."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        logs = target.client("logs")
+        count = 0
+        kwargs: dict[str, Any] = {
+            "logGroupName": group,
+            "startTime": since_ms,
+            "endTime": until_ms,
+            "filterPattern": '"REPORT RequestId"',
+        }
+        while True:
+            page = logs.filter_log_events(**kwargs)
+            count += sum(1 for e in page.get("events", []) if e["message"].startswith("REPORT RequestId"))
+            if not page.get("nextToken"):
+                break
+            kwargs["nextToken"] = page["nextToken"]
+        if count >= expected or time.monotonic() >= deadline:
+            return count
+        time.sleep(1.0)
+
+
+def stored(target: Target, order_id: str) -> dict[str, Any] | None:
+    """The business details of a stored order (consistent read), or ``None``."""
+    item = target.client("dynamodb").get_item(
+        TableName=target.outputs["OrdersTableName"], Key={"id": {"S": order_id}}, ConsistentRead=True
+    ).get("Item")
+    if item is None:
+        return None
+    return {
+        "id": item["id"]["S"],
+        "quantity": int(item["quantity"]["N"]),
+        "total_cents": int(item["total_cents"]["N"]),
+    }
+
+
+def scan_ids(target: Target, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """``{id: (quantity, total_cents)}`` for the stored orders among ``ids`` (a full scan)."""
+    wanted = set(ids)
+    dynamodb = target.client("dynamodb")
+    found: dict[str, tuple[int, int]] = {}
+    kwargs: dict[str, Any] = {"TableName": target.outputs["OrdersTableName"], "ConsistentRead": True}
+    while True:
+        page = dynamodb.scan(**kwargs)
+        for item in page["Items"]:
+            if item["id"]["S"] in wanted:
+                found[item["id"]["S"]] = (int(item["quantity"]["N"]), int(item["total_cents"]["N"]))
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def queue_depth(target: Target, url: str) -> tuple[int, int]:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]), int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) -> list[str]:
+    """Bodies in the DLQ whose order id is among ``ids`` (others are left untouched)."""
+    wanted = set(ids)
+    sqs = target.client("sqs")
+    url = target.outputs["JobsDeadLetterQueueUrl"]
+    bodies: dict[str, str] = {}
+    for _ in range(10):
+        page = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=2)
+        messages = page.get("Messages", [])
+        if not messages:
+            break
+        for message in messages:
+            mine = _order_id(message["Body"]) in wanted
+            if mine:
+                bodies[message["MessageId"]] = message["Body"]
+            if mine and delete:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            else:
+                sqs.change_message_visibility(
+                    QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                )
+        if len(bodies) and not delete:
+            break
+    return list(bodies.values())
+
+
+def _order_id(body: str) -> str | None:
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    return value.get("id") if isinstance(value, dict) else None
+
+
+def max_receive_count(target: Target) -> int:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=target.outputs["JobsQueueUrl"], AttributeNames=["RedrivePolicy", "VisibilityTimeout"]
+    )["Attributes"]
+    return int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"])
+
+
+def visibility_timeout(target: Target) -> int:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=target.outputs["JobsQueueUrl"], AttributeNames=["VisibilityTimeout"]
+    )["Attributes"]
+    return int(attributes["VisibilityTimeout"])
+
+
+def _rows(lines: list[dict[str, Any]], target: Target) -> list[Row]:
+    rows = []
+    for line in lines:
+        order_id = line.get("id")
+        note = ""
+        if "attempt" in line:
+            note = f"attempt {line['attempt']} ({line.get('mode')})"
+        elif line.get("receive_count"):
+            note = f"receive {line['receive_count']}"
+        rows.append(
+            Row(
+                order_id=order_id,
+                decision=line["decision"],
+                previous=line.get("previous") or line.get("stored"),
+                stored=stored(target, order_id) if order_id else None,
+                note=note,
+            )
+        )
+    return rows
+
+
+# --- the queue scenario -----------------------------------------------------------------
+
+
+def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float = 120.0) -> Report:
+    """The seed queue scenario (issue 3 §5): first order, two copies, an independent order,
+    then a conflicting copy that must end in the dead-letter queue."""
+    report = Report("Queue scenario: SQS → QueueWorkerFunction → OrdersTable")
+    group = target.outputs["QueueWorkerLogGroupName"]
+    queue = target.outputs["JobsQueueUrl"]
+    sqs = target.client("sqs")
+    dedup, other = f"dedup-order{suffix}", f"other-order{suffix}"
+    report.created_ids |= {dedup, other}
+    started = _now_ms()
+
+    def deliver(title: str, body: dict[str, Any], expected: list[str], total: tuple[int, int]) -> Step:
+        step = Step(title)
+        since = _now_ms()
+        sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(body))
+        target.settle(settle_timeout_s)
+        lines = results(target, group, since, [body["id"]], expected=len(expected))
+        step.rows = _rows(lines, target)
+        got = [line["decision"] for line in lines]
+        step.expect(f"decision {' + '.join(expected)}", got == expected, f"got {got}")
+        item = stored(target, body["id"])
+        step.expect(
+            f"stored {body['id']} = {total[0]} / {total[1]} cents",
+            item is not None and (item["quantity"], item["total_cents"]) == total,
+            f"stored {item}",
+        )
+        report.steps.append(step)
+        return step
+
+    first = load_event("sqs-first-order")["Records"][0]["body"]
+    first_job = {**json.loads(first), "id": dedup}
+    deliver(f"1. {dedup} quantity 4 (first delivery)", first_job, ["accepted"], (4, 1100))
+    deliver(f"2. {dedup} quantity 4 (copy 1)", first_job, ["duplicate"], (4, 1100))
+    deliver(f"3. {dedup} quantity 4 (copy 2)", first_job, ["duplicate"], (4, 1100))
+    independent = json.loads(load_event("sqs-independent-order")["Records"][0]["body"])
+    deliver(f"4. {other} quantity 1 (independent order)", {**independent, "id": other}, ["accepted"], (1, 350))
+
+    totals = Step("Queue totals after the four deliveries")
+    lines = results(target, group, started, [dedup, other], expected=4)
+    invoked = invocations(target, group, started, _now_ms(), expected=4)
+    totals.expect("4 worker invocations", invoked == 4, f"{invoked} REPORT lines")
+    decisions = [line["decision"] for line in lines]
+    totals.expect("4 deliveries processed", len(lines) == 4, f"{len(lines)} RESULT lines")
+    totals.expect(
+        "2 accepted writes, 2 duplicates acknowledged",
+        sorted(decisions) == ["accepted", "accepted", "duplicate", "duplicate"],
+        f"{decisions}",
+    )
+    scan = scan_ids(target, [dedup, other])
+    totals.expect(
+        f"scan shows exactly {dedup} 4/1100 and {other} 1/350",
+        scan == {dedup: (4, 1100), other: (1, 350)},
+        f"{scan}",
+    )
+    totals.expect("queue empty (visible + in flight = 0)", queue_depth(target, queue) == (0, 0))
+    totals.expect("no message of this run in the DLQ", dead_letters(target, [dedup, other]) == [])
+    report.steps.append(totals)
+
+    receives = max_receive_count(target)
+    conflict = Step(f"5. {dedup} quantity 5 (conflicting copy)")
+    since = _now_ms()
+    body = json.dumps({**json.loads(load_event("sqs-conflicting-copy")["Records"][0]["body"]), "id": dedup})
+    sqs.send_message(QueueUrl=queue, MessageBody=body)
+    target.settle(settle_timeout_s + receives * visibility_timeout(target))
+    lines = results(target, group, since, [dedup], expected=receives)
+    conflict.rows = _rows(lines, target)
+    got = [line["decision"] for line in lines]
+    conflict.expect("never acknowledged: every receive is a conflict", got and set(got) == {"conflict"}, f"{got}")
+    conflict.expect(
+        f"received {receives} times (maxReceiveCount) before redrive", len(got) == receives, f"{len(got)}"
+    )
+    letters = dead_letters(target, [dedup], delete=True)
+    conflict.expect("in the dead-letter queue, body intact", letters == [body], f"{letters}")
+    item = stored(target, dedup)
+    conflict.expect(
+        f"stored {dedup} unchanged (4 / 1100)",
+        item is not None and (item["quantity"], item["total_cents"]) == (4, 1100),
+        f"{item}",
+    )
+    report.steps.append(conflict)
+    return report
+
+
+# --- the workflow scenario ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskAttempt:
+    state: str
+    error: str | None
+    payload: Any
+
+
+def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
+    """Each Task attempt of an execution, in order, with its error or its Lambda payload."""
+    attempts: list[TaskAttempt] = []
+    state = ""
+    for event in history:
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            state = event["stateEnteredEventDetails"]["name"]
+        elif kind == "TaskFailed":
+            details = event["taskFailedEventDetails"]
+            attempts.append(TaskAttempt(state, details.get("error"), details.get("cause")))
+        elif kind == "TaskSucceeded":
+            output = json.loads(event["taskSucceededEventDetails"]["output"])
+            attempts.append(TaskAttempt(state, None, output.get("Payload")))
+        elif kind == "TaskTimedOut":
+            attempts.append(TaskAttempt(state, "States.Timeout", None))
+    return attempts
+
+
+def run_execution(target: Target, name: str, execution_input: Any, timeout_s: float = 120.0) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    sfn = target.client("stepfunctions")
+    arn = sfn.start_execution(
+        stateMachineArn=target.outputs["OrdersStateMachineArn"],
+        name=name,
+        input=json.dumps(execution_input),
+    )["executionArn"]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        described = sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING":
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"execution {name} still RUNNING after {timeout_s} s")
+        time.sleep(0.2)
+    history: list[Mapping[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
+    while True:
+        page = sfn.get_execution_history(**kwargs)
+        history.extend(page["events"])
+        if not page.get("nextToken"):
+            break
+        kwargs["nextToken"] = page["nextToken"]
+    return described, history
+
+
+def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
+    """The seed workflow scenario (issue 3 §5): after-write, repeated, different order."""
+    report = Report("Workflow scenario: StartExecution → OrdersStateMachine → WorkflowWorkerFunction")
+    group = target.outputs["WorkflowWorkerLogGroupName"]
+    protected, different = f"protected-order{suffix}", f"different-order{suffix}"
+    report.created_ids |= {protected, different}
+    scheduled = 0
+
+    def execute(
+        title: str,
+        name: str,
+        event: str,
+        order_id: str,
+        check: Callable[[Step, dict[str, Any], list[TaskAttempt]], None],
+    ) -> None:
+        nonlocal scheduled
+        step = Step(title)
+        since = _now_ms()
+        execution_input = {**load_event(event), "id": order_id}
+        described, history = run_execution(target, f"{name}{suffix}", execution_input)
+        scheduled += sum(1 for event in history if event["type"] == "TaskScheduled")
+        attempts = task_attempts(history)
+        store_attempts = [a for a in attempts if a.state == "StoreOrder"]
+        step.rows = _rows(results(target, group, since, [order_id], expected=len(store_attempts)), target)
+        step.expect("execution SUCCEEDED", described["status"] == "SUCCEEDED", described["status"])
+        output = json.loads(described.get("output") or "null")
+        check(step, output, store_attempts)
+        report.steps.append(step)
+
+    def after_write(step: Step, output: Any, store: list[TaskAttempt]) -> None:
+        step.expect(
+            "StoreOrder attempt 1 fails with TransientOrderError after the write",
+            len(store) >= 1 and store[0].error == "TransientOrderError" and "after the write" in str(store[0].payload),
+            f"{store[0] if store else None}",
+        )
+        step.expect(
+            "the retry (attempt 2) reports duplicate: true",
+            len(store) == 2 and store[1].error is None and store[1].payload.get("duplicate") is True,
+            f"{store[1] if len(store) > 1 else None}",
+        )
+        step.expect("summary reports 1100", isinstance(output, dict) and output.get("total_cents") == 1100, f"{output}")
+        step.expect(f"one item for {protected}", scan_ids(target, [protected]) == {protected: (4, 1100)})
+
+    def repeated(step: Step, output: Any, store: list[TaskAttempt]) -> None:
+        step.expect(
+            "a new execution of the same order reports duplicate: true",
+            len(store) == 1 and store[0].error is None and store[0].payload.get("duplicate") is True,
+            f"{store}",
+        )
+        step.expect("summary reports 1100", isinstance(output, dict) and output.get("total_cents") == 1100, f"{output}")
+
+    def different_order(step: Step, output: Any, store: list[TaskAttempt]) -> None:
+        step.expect(
+            "stored once, duplicate: false",
+            len(store) == 1 and store[0].error is None and store[0].payload.get("duplicate") is False,
+            f"{store}",
+        )
+        step.expect("summary reports 350", isinstance(output, dict) and output.get("total_cents") == 350, f"{output}")
+
+    execute(f"1. execution after-write-order{suffix}: {protected} 4, mode after-write", "after-write-order", "execution-after-write-order", protected, after_write)
+    execute(f"2. execution repeated-order{suffix}: the same order again", "repeated-order", "execution-repeated-order", protected, repeated)
+    execute(f"3. execution different-order{suffix}: {different} 1, normal", "different-order", "execution-different-order", different, different_order)
+
+    totals = Step("Workflow totals")
+    totals.expect("7 worker invocations in all", scheduled == 7, f"{scheduled} TaskScheduled events")
+    scan = scan_ids(target, [protected, different])
+    totals.expect(
+        f"two orders stored: {protected} 1100, {different} 350",
+        scan == {protected: (4, 1100), different: (1, 350)},
+        f"{scan}",
+    )
+    report.steps.append(totals)
+    return report
+
+
+def cleanup(target: Target, ids: Iterable[str]) -> int:
+    """Delete the orders and attempt counters of ``ids`` (only those); returns how many."""
+    dynamodb = target.client("dynamodb")
+    count = 0
+    for order_id in sorted(set(ids)):
+        for table in ("OrdersTableName", "AttemptsTableName"):
+            dynamodb.delete_item(TableName=target.outputs[table], Key={"id": {"S": order_id}})
+        count += 1
+    dead_letters(target, ids, delete=True)
+    return count
+
