@@ -17,7 +17,6 @@ from rich.console import Console
 from localcloud.cloud import LocalCloud
 from localcloud.report import dumps, render, summary
 from localcloud.scenarios import queue_scenario, workflow_scenario
-from localcloud.template import ROOT
 
 console = Console(highlight=False)
 
@@ -27,21 +26,29 @@ DEMO_VISIBILITY_TIMEOUT = 1
 def demo(args: argparse.Namespace) -> int:
     """Both seed scenarios on a fresh in-process local cloud; exit 1 if any check fails."""
     started = time.monotonic()
-    with LocalCloud(config_env=args.config_env, visibility_timeout=args.visibility_timeout) as cloud:
+    with LocalCloud(
+        config_env=args.config_env, visibility_timeout=args.visibility_timeout
+    ) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
-            f"[{args.config_env}], moto in-process, handlers from src/"
+            f"\\[{args.config_env}], moto in-process, handlers from src/"
         )
         parameters = ", ".join(f"{k}={v}" for k, v in sorted(cloud.template.parameters.items()))
         console.print(f"[dim]parameters: {parameters}")
         for note in cloud.deployment.notes:
-            console.print(f"[dim]note: {note} — so redelivery and redrive take seconds, not minutes")
+            console.print(
+                f"[dim]note: {note} — so redelivery and redrive take seconds, not minutes"
+            )
         reports = [queue_scenario(cloud), workflow_scenario(cloud)]
         render(console, reports)
     passed, failed = summary(reports)
     elapsed = time.monotonic() - started
     console.rule()
-    verdict = "[green]all expectations met[/]" if not failed else f"[red]{failed} expectation(s) failed[/]"
+    verdict = (
+        "[green]all expectations met[/]"
+        if not failed
+        else f"[red]{failed} expectation(s) failed[/]"
+    )
     console.print(f"{verdict}: {passed} ✓, {failed} ✗ in {elapsed:.1f} s")
     return 0 if not failed else 1
 
@@ -61,22 +68,30 @@ def serve(args: argparse.Namespace) -> int:
         for source in cloud.deployment.event_sources:
             source.start()
         endpoint = cloud.endpoint_url
-        console.print(f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})")
+        console.print(
+            f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
+        )
         for note in cloud.deployment.notes:
             console.print(f"[dim]note: {note}")
         width = max(len(name) for name in cloud.outputs)
         for name, value in cloud.outputs.items():
             console.print(f"  {name:<{width}}  {value}")
-        console.print(
-            "\nTry:\n"
-            f"  export AWS_ACCESS_KEY_ID=localcloud AWS_SECRET_ACCESS_KEY=localcloud AWS_DEFAULT_REGION={cloud.region}\n"
-            f"  aws --endpoint-url {endpoint} sqs send-message --queue-url {cloud.outputs['JobsQueueUrl']} "
-            "--message-body '{\"id\": \"dedup-order\", \"quantity\": 4}'\n"
-            f"  aws --endpoint-url {endpoint} dynamodb scan --table-name {cloud.outputs['OrdersTableName']}\n"
-            f"  aws --endpoint-url {endpoint} logs filter-log-events --log-group-name "
-            f"{cloud.outputs['QueueWorkerLogGroupName']} --filter-pattern '\"RESULT\"'\n"
-            "Ctrl-C stops the server.",
-        )
+        queue, table = cloud.outputs["JobsQueueUrl"], cloud.outputs["OrdersTableName"]
+        group = cloud.outputs["QueueWorkerLogGroupName"]
+        job = '{"id": "dedup-order", "quantity": 4}'
+        try_lines = [
+            "export AWS_ACCESS_KEY_ID=localcloud AWS_SECRET_ACCESS_KEY=localcloud "
+            f"AWS_DEFAULT_REGION={cloud.region}",
+            f"aws --endpoint-url {endpoint} sqs send-message --queue-url {queue} "
+            f"--message-body '{job}'",
+            f"aws --endpoint-url {endpoint} dynamodb scan --table-name {table}",
+            f"aws --endpoint-url {endpoint} logs filter-log-events --log-group-name {group} "
+            "--filter-pattern '\"RESULT\"'",
+        ]
+        console.print("\nTry:", markup=False)
+        for line in try_lines:
+            console.print(f"  {line}", markup=False, soft_wrap=True)
+        console.print("Ctrl-C stops the server.")
         sys.stdout.flush()
         try:
             while not stop.wait(0.5):
@@ -92,7 +107,9 @@ def invoke(args: argparse.Namespace) -> int:
     if args.endpoint_url:
         from localcloud.verify import StackTarget
 
-        target: Any = StackTarget(args.stack_name, endpoint_url=args.endpoint_url, region=args.region)
+        target: Any = StackTarget(
+            args.stack_name, endpoint_url=args.endpoint_url, region=args.region
+        )
         return _invoke_all(target.client("lambda"), target.outputs, args)
     with LocalCloud(config_env=args.config_env) as cloud:
         return _invoke_all(cloud.client("lambda"), cloud.outputs, args)
@@ -107,7 +124,11 @@ def _invoke_all(lambda_client: Any, outputs: dict[str, str], args: argparse.Name
         body = json.loads(response["Payload"].read() or b"null")
         console.rule(f"{args.function} ← {event_file}")
         console.print("[bold]logs")
-        console.print(base64.b64decode(response.get("LogResult", "")).decode(errors="replace"), markup=False, soft_wrap=True)
+        console.print(
+            base64.b64decode(response.get("LogResult", "")).decode(errors="replace"),
+            markup=False,
+            soft_wrap=True,
+        )
         if response.get("FunctionError"):
             status = 1
             console.print(f"[bold red]function error ({response['FunctionError']})")
@@ -119,10 +140,13 @@ def _invoke_all(lambda_client: Any, outputs: dict[str, str], args: argparse.Name
 
 def verify(args: argparse.Namespace) -> int:
     """The seed scenarios against a deployed stack (or a local server with --endpoint-url)."""
-    from localcloud.verify import StackTarget, verify as run
+    from localcloud.verify import StackTarget
+    from localcloud.verify import verify as run
 
     started = time.monotonic()
-    target = StackTarget(args.stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile)
+    target = StackTarget(
+        args.stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
+    )
     console.print(f"[bold]verify[/] stack {args.stack_name} ({args.endpoint_url or 'AWS'})")
     reports = run(target, run_id=args.run_id, keep=args.keep)
     render(console, reports)
@@ -136,10 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser("demo", help="play both seed scenarios on a fresh in-process local cloud")
-    p.add_argument("--config-env", default="default", help="samconfig.toml environment (default: default)")
-    p.add_argument("--visibility-timeout", type=int, default=DEMO_VISIBILITY_TIMEOUT,
-                   help="local queue visibility timeout in seconds (template: 60)")
+    p = commands.add_parser(
+        "demo", help="play both seed scenarios on a fresh in-process local cloud"
+    )
+    p.add_argument(
+        "--config-env", default="default", help="samconfig.toml environment (default: default)"
+    )
+    p.add_argument(
+        "--visibility-timeout",
+        type=int,
+        default=DEMO_VISIBILITY_TIMEOUT,
+        help="local queue visibility timeout in seconds (template: 60)",
+    )
     p.set_defaults(run=demo)
 
     p = commands.add_parser("serve", help="keep the application deployed on 127.0.0.1:PORT")
@@ -147,15 +179,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--stack-name", default="order-guard")
     p.add_argument("--config-env", default="default")
-    p.add_argument("--visibility-timeout", type=int, default=None,
-                   help="local queue visibility timeout in seconds (default: the template's)")
+    p.add_argument(
+        "--visibility-timeout",
+        type=int,
+        default=None,
+        help="local queue visibility timeout in seconds (default: the template's)",
+    )
     p.set_defaults(run=serve)
 
     p = commands.add_parser("invoke", help="the Docker-free counterpart of `sam local invoke`")
     p.add_argument("function", help="logical id (QueueWorkerFunction) or physical name")
-    p.add_argument("-e", "--event", action="append", required=True, help="event file; repeat to invoke in sequence")
+    p.add_argument(
+        "-e",
+        "--event",
+        action="append",
+        required=True,
+        help="event file; repeat to invoke in sequence",
+    )
     p.add_argument("--config-env", default="default")
-    p.add_argument("--endpoint-url", help="a running `serve` (default: a fresh in-process local cloud)")
+    p.add_argument(
+        "--endpoint-url", help="a running `serve` (default: a fresh in-process local cloud)"
+    )
     p.add_argument("--stack-name", default="order-guard")
     p.add_argument("--region", default="us-east-1")
     p.set_defaults(run=invoke)
@@ -165,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--region")
     p.add_argument("--profile")
     p.add_argument("--endpoint-url", help="e.g. http://127.0.0.1:5000 for `serve`")
-    p.add_argument("--run-id", help="suffix for order ids and execution names (default: a timestamp)")
+    p.add_argument(
+        "--run-id", help="suffix for order ids and execution names (default: a timestamp)"
+    )
     p.add_argument("--keep", action="store_true", help="leave this run's items in place")
     p.set_defaults(run=verify)
 

@@ -24,6 +24,7 @@ from typing import Any
 import boto3
 import requests
 from moto import mock_aws
+from moto.core.config import DefaultConfig
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
 from localcloud import lambda_bridge
@@ -31,7 +32,7 @@ from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
 from localcloud.template import Template, load
 
-MOTO_CONFIG: dict[str, Any] = {
+MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
     "lambda": {"use_docker": False},
 }
@@ -92,9 +93,15 @@ class LocalCloud:
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
             self._set_environ({"MOTO_PORT": str(self.server_port)})
-            self._server = ThreadedMotoServer(ip_address=self.host, port=self.server_port, verbose=False)
+            self._server = ThreadedMotoServer(
+                ip_address=self.host, port=self.server_port, verbose=False
+            )
             self._server.start()
-            requests.post(f"{self.endpoint_url}/moto-api/config", json=MOTO_CONFIG, timeout=10).raise_for_status()
+            requests.post(
+                f"{self.endpoint_url}/moto-api/config",
+                json=json.loads(json.dumps(MOTO_CONFIG)),
+                timeout=10,
+            ).raise_for_status()
             assert self.endpoint_url is not None
             function_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
         self._deployment = deploy(
@@ -175,7 +182,7 @@ class LocalCloud:
         ``verify --stack-name``) find them as on AWS. The stack's one resource is a
         placeholder: the real resources were created by :func:`deploy`."""
         body = {
-            "Description": "Order Guard on the local cloud (resources created by localcloud.deploy)",
+            "Description": "Order Guard on the local cloud (resources made by localcloud.deploy)",
             "Resources": {"LocalCloudMarker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
             "Outputs": {name: {"Value": value} for name, value in deployment.outputs.items()},
         }
@@ -193,7 +200,9 @@ class LocalCloud:
         if not events:
             return
         logs = self.client("logs")
-        existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)["logStreams"]
+        existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
+            "logStreams"
+        ]
         if not any(s["logStreamName"] == stream for s in existing):
             logs.create_log_stream(logGroupName=group, logStreamName=stream)
         logs.put_log_events(

@@ -11,8 +11,8 @@ resource and the property. Physical names follow CloudFormation's pattern
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 import secrets
 import zipfile
 from collections.abc import Callable, Mapping
@@ -121,8 +121,9 @@ def deploy(
     Args:
         function_environment: extra variables for every function (the local endpoint
             and fake credentials in server mode).
-        visibility_timeout: a shorter visibility timeout for every queue, in seconds,
-            so that redelivery and redrive take seconds locally (recorded in ``notes``).
+        visibility_timeout: a shorter visibility timeout, in seconds, for every queue
+            that declares one, so that redelivery and redrive take seconds locally
+            (recorded in ``notes``).
 
     Raises:
         UnsupportedTemplate: naming the resource and property the local cloud cannot
@@ -164,7 +165,9 @@ def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> 
     return f"{prefix}-{suffix}"
 
 
-def _properties(resource: Mapping[str, Any], allowed: set[str], logical_id: str) -> Mapping[str, Any]:
+def _properties(
+    resource: Mapping[str, Any], allowed: set[str], logical_id: str
+) -> Mapping[str, Any]:
     properties: Mapping[str, Any] = resource.get("Properties", {})
     unknown = sorted(set(properties) - allowed)
     if unknown:
@@ -174,7 +177,13 @@ def _properties(resource: Mapping[str, Any], allowed: set[str], logical_id: str)
     return properties
 
 
-def _queue(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **options: Any) -> None:
+def _queue(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **options: Any,
+) -> None:
     properties = deployment.resolve(
         _properties(resource, _QUEUE_ATTRIBUTES, logical_id), logical_id
     )
@@ -190,15 +199,21 @@ def _queue(deployment: Deployment, logical_id: str, resource: Mapping[str, Any],
         else:
             attributes[name] = str(value).lower() if isinstance(value, bool) else str(value)
     override = options.get("visibility_timeout")
-    if override is not None:
-        declared = attributes.get("VisibilityTimeout", "30")
+    if override is not None and "VisibilityTimeout" in attributes:
+        # Only queues that declare a visibility timeout (the consumer's queue); a
+        # dead-letter queue nobody consumes keeps the SQS default.
+        declared = attributes["VisibilityTimeout"]
         attributes["VisibilityTimeout"] = str(override)
         deployment.notes.append(
             f"{logical_id}: visibility timeout {override} s locally (template: {declared} s)"
         )
     sqs = client("sqs")
-    url = sqs.create_queue(QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    url = sqs.create_queue(
+        QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes
+    )["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
     deployment.refs[logical_id] = url
     deployment.attributes[(logical_id, "Arn")] = arn
     deployment.attributes[(logical_id, "QueueUrl")] = url
@@ -248,14 +263,28 @@ def _flag(value: Any) -> bool:
     return str(value).lower() == "true"
 
 
-def _table(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+def _table(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
     properties = deployment.resolve(resource.get("Properties", {}), logical_id)
     name = _physical_name(deployment, logical_id, 255)
     deployment.refs[logical_id] = name
-    deployment.attributes[(logical_id, "Arn")] = create_table(client("dynamodb"), logical_id, name, properties)
+    deployment.attributes[(logical_id, "Arn")] = create_table(
+        client("dynamodb"), logical_id, name, properties
+    )
 
 
-def _log_group(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+def _log_group(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
     properties = deployment.resolve(
         _properties(resource, {"RetentionInDays"}, logical_id), logical_id
     )
@@ -263,14 +292,22 @@ def _log_group(deployment: Deployment, logical_id: str, resource: Mapping[str, A
     logs = client("logs")
     logs.create_log_group(logGroupName=name)
     if "RetentionInDays" in properties:
-        logs.put_retention_policy(logGroupName=name, retentionInDays=int(properties["RetentionInDays"]))
+        logs.put_retention_policy(
+            logGroupName=name, retentionInDays=int(properties["RetentionInDays"])
+        )
     deployment.refs[logical_id] = name
     deployment.attributes[(logical_id, "Arn")] = (
         f"arn:aws:logs:{deployment.region}:{ACCOUNT_ID}:log-group:{name}:*"
     )
 
 
-def _role(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+def _role(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
     properties = deployment.resolve(
         _properties(resource, {"AssumeRolePolicyDocument", "Policies"}, logical_id), logical_id
     )
@@ -326,7 +363,9 @@ def _function(
     events = properties.pop("Events", {})
     properties = deployment.resolve(properties, logical_id)
     name = _physical_name(deployment, logical_id, 64)
-    variables = {k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()}
+    variables = {
+        k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()
+    }
     code_uri = (ROOT / str(properties["CodeUri"])).resolve()
     if not code_uri.is_dir():
         raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{code_uri} is not a directory")
@@ -368,14 +407,22 @@ def _function(
     for event_id, event in events.items():
         where = f"{logical_id}.Events.{event_id}"
         if event.get("Type") != "SQS":
-            raise UnsupportedTemplate(f"{where}.Type", f"{event.get('Type')} events are not supported locally")
+            raise UnsupportedTemplate(
+                f"{where}.Type", f"{event.get('Type')} events are not supported locally"
+            )
         spec = deployment.resolve(event.get("Properties", {}), where)
         unknown = sorted(set(spec) - {"Queue", "BatchSize", "FunctionResponseTypes", "Enabled"})
         if unknown:
-            raise UnsupportedTemplate(f"{where}.{unknown[0]}", "SQS event property not supported locally")
+            raise UnsupportedTemplate(
+                f"{where}.{unknown[0]}", "SQS event property not supported locally"
+            )
         queue_arn = spec["Queue"]
         queue_id = next(
-            (lid for (lid, att), value in deployment.attributes.items() if att == "Arn" and value == queue_arn),
+            (
+                lid
+                for (lid, att), value in deployment.attributes.items()
+                if att == "Arn" and value == queue_arn
+            ),
             None,
         )
         if queue_id is None:
@@ -388,12 +435,19 @@ def _function(
                 region=deployment.region,
                 function=local,
                 batch_size=int(spec.get("BatchSize", 10)),
-                report_batch_item_failures="ReportBatchItemFailures" in spec.get("FunctionResponseTypes", []),
+                report_batch_item_failures="ReportBatchItemFailures"
+                in spec.get("FunctionResponseTypes", []),
             )
         )
 
 
-def _state_machine(deployment: Deployment, logical_id: str, resource: Mapping[str, Any], client: ClientFactory, **_: Any) -> None:
+def _state_machine(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
     properties = deployment.resolve(
         _properties(resource, _STATE_MACHINE_PROPERTIES, logical_id), logical_id
     )

@@ -45,6 +45,7 @@ class BatchOutcome:
     deleted: list[str]
     kept: list[str]
     verdict: str
+    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 def judge_response(
@@ -102,8 +103,7 @@ class SqsEventSourceMapping:
         )
         messages = response.get("Messages", [])
         if not messages:
-            outcome = BatchOutcome(None, [], [], [], "queue returned no messages")
-            return outcome
+            return BatchOutcome(None, [], [], [], "queue returned no messages")
         records = [self._record(message) for message in messages]
         ids = [record["messageId"] for record in records]
         invocation = self.function.invoke({"Records": records})
@@ -129,6 +129,7 @@ class SqsEventSourceMapping:
             deleted=[message["MessageId"] for message in deleted],
             kept=[i for i in ids if i in keep],
             verdict=verdict,
+            records=records,
         )
         self.outcomes.append(outcome)
         return outcome

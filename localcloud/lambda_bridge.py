@@ -164,9 +164,7 @@ class LocalFunction:
         buffer = io.StringIO()
         started = time.monotonic()
         if self._module is None:
-            self._log_stream = (
-                f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
-            )
+            self._log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
         with _environment(self.runtime_environment(request_id)), _captured(buffer):
             print(f"START RequestId: {request_id} Version: $LATEST")
             handler = self._load_handler()
@@ -189,8 +187,10 @@ class LocalFunction:
                 print(f"[ERROR] {payload['errorType']}: {payload['errorMessage']}")
             duration_ms = (time.monotonic() - started) * 1000
             if duration_ms > self.timeout_s * 1000:
-                print(f"{datetime.now(UTC).isoformat()} {request_id} Task timed out after "
-                      f"{self.timeout_s:.2f} seconds (reported, not enforced locally)")
+                print(
+                    f"{datetime.now(UTC).isoformat()} {request_id} Task timed out after "
+                    f"{self.timeout_s:.2f} seconds (reported, not enforced locally)"
+                )
             print(f"END RequestId: {request_id}")
             print(
                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
@@ -200,7 +200,8 @@ class LocalFunction:
         lines = buffer.getvalue().splitlines()
         if self.log_sink is not None:
             now = int(time.time() * 1000)
-            self.log_sink(self.log_group, self._log_stream, [(now, line) for line in lines])
+            events = [(now, line) for line in lines if line.strip()]
+            self.log_sink(self.log_group, self._log_stream, events)
         return Invocation(self.name, request_id, payload, error, lines, duration_ms)
 
     def _load_handler(self) -> Callable[[Any, Any], Any]:
@@ -275,7 +276,7 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 def _captured(buffer: io.StringIO) -> Iterator[None]:
     _OUTPUT.buffer_ = buffer
     try:
-        with contextlib.redirect_stdout(_OUTPUT), contextlib.redirect_stderr(_OUTPUT):  # type: ignore[type-var]
+        with contextlib.redirect_stdout(_OUTPUT), contextlib.redirect_stderr(_OUTPUT):
             yield
     finally:
         _OUTPUT.buffer_ = None
@@ -294,7 +295,11 @@ def register(function: LocalFunction) -> None:
 
 def lookup(name_or_arn: str) -> LocalFunction:
     """Raises KeyError when no local function has this name or ARN."""
-    key = name_or_arn.split(":function:")[-1].split(":")[0] if ":function:" in name_or_arn else name_or_arn
+    key = (
+        name_or_arn.split(":function:")[-1].split(":")[0]
+        if ":function:" in name_or_arn
+        else name_or_arn
+    )
     return _REGISTRY[key] if key in _REGISTRY else _REGISTRY[name_or_arn]
 
 
@@ -308,8 +313,9 @@ def _bridged_invoke(
 ) -> bytes:
     try:
         function = lookup(function_name)
-    except KeyError:
-        return _ORIGINAL_INVOKE(self, function_name, qualifier, body, headers, response_headers)  # type: ignore[no-any-return]
+    except KeyError:  # not a function of a local cloud: moto's own behaviour
+        original = _ORIGINAL_INVOKE(self, function_name, qualifier, body, headers, response_headers)
+        return original.encode() if isinstance(original, str) else original or b""
     event = json.loads(body) if body else {}
     invocation = function.invoke(event)
     if invocation.error:
@@ -339,4 +345,4 @@ def install() -> None:
 
 
 def installed() -> bool:
-    return LambdaSimpleBackend.invoke is _bridged_invoke  # type: ignore[comparison-overlap]
+    return LambdaSimpleBackend.invoke is _bridged_invoke

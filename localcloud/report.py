@@ -11,7 +11,13 @@ from rich.table import Table
 
 from localcloud.scenarios import Report
 
-_STYLE = {"accepted": "green", "duplicate": "cyan", "conflict": "red", "invalid": "yellow", "error": "magenta"}
+_STYLE = {
+    "accepted": "green",
+    "duplicate": "cyan",
+    "conflict": "red",
+    "invalid": "yellow",
+    "error": "magenta",
+}
 
 
 def _item(value: Mapping[str, Any] | None) -> str:

@@ -23,7 +23,8 @@ EVENTS = ROOT / "events"
 class Target(Protocol):
     """Where a scenario runs: the stack Outputs, clients, and a way to let the queue settle."""
 
-    outputs: Mapping[str, str]
+    @property
+    def outputs(self) -> Mapping[str, str]: ...
 
     def client(self, service: str) -> Any: ...
 
@@ -92,7 +93,11 @@ def log_messages(target: Target, group: str, since_ms: int, pattern: str) -> lis
     """Messages of ``group`` since ``since_ms`` that match a CloudWatch Logs term pattern."""
     logs = target.client("logs")
     messages: list[str] = []
-    kwargs: dict[str, Any] = {"logGroupName": group, "startTime": since_ms, "filterPattern": pattern}
+    kwargs: dict[str, Any] = {
+        "logGroupName": group,
+        "startTime": since_ms,
+        "filterPattern": pattern,
+    }
     while True:
         page = logs.filter_log_events(**kwargs)
         messages.extend(event["message"] for event in page.get("events", []))
@@ -129,7 +134,13 @@ def results(
 
 
 def invocations(
-    target: Target, group: str, since_ms: int, until_ms: int, *, expected: int, timeout_s: float = 60.0
+    target: Target,
+    group: str,
+    since_ms: int,
+    until_ms: int,
+    *,
+    expected: int,
+    timeout_s: float = 60.0,
 ) -> int:
     """Lambda invocations between two instants: the runtime's ``REPORT RequestId`` lines."""
     deadline = time.monotonic() + timeout_s
@@ -144,7 +155,9 @@ def invocations(
         }
         while True:
             page = logs.filter_log_events(**kwargs)
-            count += sum(1 for e in page.get("events", []) if e["message"].startswith("REPORT RequestId"))
+            count += sum(
+                1 for e in page.get("events", []) if e["message"].startswith("REPORT RequestId")
+            )
             if not page.get("nextToken"):
                 break
             kwargs["nextToken"] = page["nextToken"]
@@ -155,9 +168,15 @@ def invocations(
 
 def stored(target: Target, order_id: str) -> dict[str, Any] | None:
     """The business details of a stored order (consistent read), or ``None``."""
-    item = target.client("dynamodb").get_item(
-        TableName=target.outputs["OrdersTableName"], Key={"id": {"S": order_id}}, ConsistentRead=True
-    ).get("Item")
+    item = (
+        target.client("dynamodb")
+        .get_item(
+            TableName=target.outputs["OrdersTableName"],
+            Key={"id": {"S": order_id}},
+            ConsistentRead=True,
+        )
+        .get("Item")
+    )
     if item is None:
         return None
     return {
@@ -172,7 +191,10 @@ def scan_ids(target: Target, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
     wanted = set(ids)
     dynamodb = target.client("dynamodb")
     found: dict[str, tuple[int, int]] = {}
-    kwargs: dict[str, Any] = {"TableName": target.outputs["OrdersTableName"], "ConsistentRead": True}
+    kwargs: dict[str, Any] = {
+        "TableName": target.outputs["OrdersTableName"],
+        "ConsistentRead": True,
+    }
     while True:
         page = dynamodb.scan(**kwargs)
         for item in page["Items"]:
@@ -229,7 +251,8 @@ def _order_id(body: str) -> str | None:
 
 def max_receive_count(target: Target) -> int:
     attributes = target.client("sqs").get_queue_attributes(
-        QueueUrl=target.outputs["JobsQueueUrl"], AttributeNames=["RedrivePolicy", "VisibilityTimeout"]
+        QueueUrl=target.outputs["JobsQueueUrl"],
+        AttributeNames=["RedrivePolicy", "VisibilityTimeout"],
     )["Attributes"]
     return int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"])
 
@@ -276,7 +299,9 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
     report.created_ids |= {dedup, other}
     started = _now_ms()
 
-    def deliver(title: str, body: dict[str, Any], expected: list[str], total: tuple[int, int]) -> Step:
+    def deliver(
+        title: str, body: dict[str, Any], expected: list[str], total: tuple[int, int]
+    ) -> Step:
         step = Step(title)
         since = _now_ms()
         sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(body))
@@ -300,7 +325,12 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
     deliver(f"2. {dedup} quantity 4 (copy 1)", first_job, ["duplicate"], (4, 1100))
     deliver(f"3. {dedup} quantity 4 (copy 2)", first_job, ["duplicate"], (4, 1100))
     independent = json.loads(load_event("sqs-independent-order")["Records"][0]["body"])
-    deliver(f"4. {other} quantity 1 (independent order)", {**independent, "id": other}, ["accepted"], (1, 350))
+    deliver(
+        f"4. {other} quantity 1 (independent order)",
+        {**independent, "id": other},
+        ["accepted"],
+        (1, 350),
+    )
 
     totals = Step("Queue totals after the four deliveries")
     lines = results(target, group, started, [dedup, other], expected=4)
@@ -326,15 +356,23 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
     receives = max_receive_count(target)
     conflict = Step(f"5. {dedup} quantity 5 (conflicting copy)")
     since = _now_ms()
-    body = json.dumps({**json.loads(load_event("sqs-conflicting-copy")["Records"][0]["body"]), "id": dedup})
+    body = json.dumps(
+        {**json.loads(load_event("sqs-conflicting-copy")["Records"][0]["body"]), "id": dedup}
+    )
     sqs.send_message(QueueUrl=queue, MessageBody=body)
     target.settle(settle_timeout_s + receives * visibility_timeout(target))
     lines = results(target, group, since, [dedup], expected=receives)
     conflict.rows = _rows(lines, target)
     got = [line["decision"] for line in lines]
-    conflict.expect("never acknowledged: every receive is a conflict", got and set(got) == {"conflict"}, f"{got}")
     conflict.expect(
-        f"received {receives} times (maxReceiveCount) before redrive", len(got) == receives, f"{len(got)}"
+        "never acknowledged: every receive is a conflict",
+        bool(got) and set(got) == {"conflict"},
+        f"{got}",
+    )
+    conflict.expect(
+        f"received {receives} times (maxReceiveCount) before redrive",
+        len(got) == receives,
+        f"{len(got)}",
     )
     letters = dead_letters(target, [dedup], delete=True)
     conflict.expect("in the dead-letter queue, body intact", letters == [body], f"{letters}")
@@ -377,7 +415,9 @@ def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
     return attempts
 
 
-def run_execution(target: Target, name: str, execution_input: Any, timeout_s: float = 120.0) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+def run_execution(
+    target: Target, name: str, execution_input: Any, timeout_s: float = 120.0
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
     sfn = target.client("stepfunctions")
     arn = sfn.start_execution(
         stateMachineArn=target.outputs["OrdersStateMachineArn"],
@@ -405,7 +445,9 @@ def run_execution(target: Target, name: str, execution_input: Any, timeout_s: fl
 
 def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
     """The seed workflow scenario (issue 3 §5): after-write, repeated, different order."""
-    report = Report("Workflow scenario: StartExecution → OrdersStateMachine → WorkflowWorkerFunction")
+    report = Report(
+        "Workflow scenario: StartExecution → OrdersStateMachine → WorkflowWorkerFunction"
+    )
     group = target.outputs["WorkflowWorkerLogGroupName"]
     protected, different = f"protected-order{suffix}", f"different-order{suffix}"
     report.created_ids |= {protected, different}
@@ -426,7 +468,9 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
         scheduled += sum(1 for event in history if event["type"] == "TaskScheduled")
         attempts = task_attempts(history)
         store_attempts = [a for a in attempts if a.state == "StoreOrder"]
-        step.rows = _rows(results(target, group, since, [order_id], expected=len(store_attempts)), target)
+        step.rows = _rows(
+            results(target, group, since, [order_id], expected=len(store_attempts)), target
+        )
         step.expect("execution SUCCEEDED", described["status"] == "SUCCEEDED", described["status"])
         output = json.loads(described.get("output") or "null")
         check(step, output, store_attempts)
@@ -435,39 +479,81 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
     def after_write(step: Step, output: Any, store: list[TaskAttempt]) -> None:
         step.expect(
             "StoreOrder attempt 1 fails with TransientOrderError after the write",
-            len(store) >= 1 and store[0].error == "TransientOrderError" and "after the write" in str(store[0].payload),
+            len(store) >= 1
+            and store[0].error == "TransientOrderError"
+            and "after the write" in str(store[0].payload),
             f"{store[0] if store else None}",
         )
         step.expect(
             "the retry (attempt 2) reports duplicate: true",
-            len(store) == 2 and store[1].error is None and store[1].payload.get("duplicate") is True,
+            len(store) == 2
+            and store[1].error is None
+            and store[1].payload.get("duplicate") is True,
             f"{store[1] if len(store) > 1 else None}",
         )
-        step.expect("summary reports 1100", isinstance(output, dict) and output.get("total_cents") == 1100, f"{output}")
-        step.expect(f"one item for {protected}", scan_ids(target, [protected]) == {protected: (4, 1100)})
+        step.expect(
+            "summary reports 1100",
+            isinstance(output, dict) and output.get("total_cents") == 1100,
+            f"{output}",
+        )
+        step.expect(
+            f"one item for {protected}", scan_ids(target, [protected]) == {protected: (4, 1100)}
+        )
 
     def repeated(step: Step, output: Any, store: list[TaskAttempt]) -> None:
         step.expect(
             "a new execution of the same order reports duplicate: true",
-            len(store) == 1 and store[0].error is None and store[0].payload.get("duplicate") is True,
+            len(store) == 1
+            and store[0].error is None
+            and store[0].payload.get("duplicate") is True,
             f"{store}",
         )
-        step.expect("summary reports 1100", isinstance(output, dict) and output.get("total_cents") == 1100, f"{output}")
+        step.expect(
+            "summary reports 1100",
+            isinstance(output, dict) and output.get("total_cents") == 1100,
+            f"{output}",
+        )
 
     def different_order(step: Step, output: Any, store: list[TaskAttempt]) -> None:
         step.expect(
             "stored once, duplicate: false",
-            len(store) == 1 and store[0].error is None and store[0].payload.get("duplicate") is False,
+            len(store) == 1
+            and store[0].error is None
+            and store[0].payload.get("duplicate") is False,
             f"{store}",
         )
-        step.expect("summary reports 350", isinstance(output, dict) and output.get("total_cents") == 350, f"{output}")
+        step.expect(
+            "summary reports 350",
+            isinstance(output, dict) and output.get("total_cents") == 350,
+            f"{output}",
+        )
 
-    execute(f"1. execution after-write-order{suffix}: {protected} 4, mode after-write", "after-write-order", "execution-after-write-order", protected, after_write)
-    execute(f"2. execution repeated-order{suffix}: the same order again", "repeated-order", "execution-repeated-order", protected, repeated)
-    execute(f"3. execution different-order{suffix}: {different} 1, normal", "different-order", "execution-different-order", different, different_order)
+    execute(
+        f"1. execution after-write-order{suffix}: {protected} 4, mode after-write",
+        "after-write-order",
+        "execution-after-write-order",
+        protected,
+        after_write,
+    )
+    execute(
+        f"2. execution repeated-order{suffix}: the same order again",
+        "repeated-order",
+        "execution-repeated-order",
+        protected,
+        repeated,
+    )
+    execute(
+        f"3. execution different-order{suffix}: {different} 1, normal",
+        "different-order",
+        "execution-different-order",
+        different,
+        different_order,
+    )
 
     totals = Step("Workflow totals")
-    totals.expect("7 worker invocations in all", scheduled == 7, f"{scheduled} TaskScheduled events")
+    totals.expect(
+        "7 worker invocations in all", scheduled == 7, f"{scheduled} TaskScheduled events"
+    )
     scan = scan_ids(target, [protected, different])
     totals.expect(
         f"two orders stored: {protected} 1100, {different} 350",
@@ -488,4 +574,3 @@ def cleanup(target: Target, ids: Iterable[str]) -> int:
         count += 1
     dead_letters(target, ids, delete=True)
     return count
-

@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 
+from localcloud.cloud import FAKE_CREDENTIALS
 from localcloud.scenarios import Report, cleanup, queue_depth, queue_scenario, workflow_scenario
 
 
@@ -33,11 +34,13 @@ class StackTarget:
         if endpoint_url:
             # A local endpoint never needs (and must never receive) real credentials.
             session_kwargs.update(
-                aws_access_key_id="localcloud",
-                aws_secret_access_key="localcloud",
-                aws_session_token="localcloud",
+                aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
             )
-        self._session = boto3.Session(region_name=(region or "us-east-1") if endpoint_url else region, **session_kwargs)
+        self._session = boto3.Session(
+            region_name=(region or "us-east-1") if endpoint_url else region, **session_kwargs
+        )
         self._endpoint_url = endpoint_url
         stacks = self.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
         self.outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
@@ -70,6 +73,9 @@ def verify(target: StackTarget, *, run_id: str | None = None, keep: bool = False
     finally:
         if not keep:
             created = {order_id for report in reports for order_id in report.created_ids}
-            created |= {f"{base}{suffix}" for base in ("dedup-order", "other-order", "protected-order", "different-order")}
+            created |= {
+                f"{base}{suffix}"
+                for base in ("dedup-order", "other-order", "protected-order", "different-order")
+            }
             cleanup(target, created)
     return reports

@@ -194,6 +194,7 @@ def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any
     if event["stage"] != "summary":
         raise InvalidOrder(f"stage must be 'summary', got {event['stage']!r}")
     stored = read_order(deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"]))
+    metrics.add_metric(name="SummariesRead", unit=MetricUnit.Count, value=1)
     details = stored.details()
     return {"id": details["id"], "total_cents": details["total_cents"], "completed": True}
 

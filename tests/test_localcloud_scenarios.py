@@ -1,0 +1,113 @@
+"""The local cloud from scratch: the seed scenarios, the demo and invoke commands,
+samconfig environments, and templates it cannot honour (each test deploys its own)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localcloud import cli
+from localcloud.cloud import LocalCloud
+from localcloud.scenarios import Report, load_event, queue_scenario, workflow_scenario
+from localcloud.template import Template, UnsupportedTemplate, load
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def failed(report: Report) -> list[str]:
+    return [f"{c.label}: {c.detail}" for c in report.checks if not c.ok]
+
+
+def test_seed_queue_scenario() -> None:
+    with LocalCloud(visibility_timeout=1) as fresh:
+        report = queue_scenario(fresh)
+    assert failed(report) == []
+    assert len(report.checks) >= 14
+
+
+def test_seed_workflow_scenario() -> None:
+    with LocalCloud() as fresh:
+        report = workflow_scenario(fresh)
+    assert failed(report) == []
+    decisions = [row.decision for step in report.steps for row in step.rows]
+    assert decisions == ["accepted", "duplicate", "duplicate", "accepted"]
+
+
+def test_demo_command_exits_zero_and_shows_every_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    marks = [line.strip()[0] for line in out.splitlines() if line.strip()[:1] in ("✓", "✗")]
+    assert marks.count("✗") == 0
+    assert marks.count("✓") >= 25
+    assert f"all expectations met: {len(marks)} ✓, 0 ✗" in out
+    assert "visibility timeout 1 s locally (template: 60 s)" in out
+
+
+def test_invoke_command_prints_response_and_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    status = cli.main(
+        [
+            "invoke",
+            "WorkflowWorkerFunction",
+            "-e",
+            "events/workflow-after-write.json",
+            "-e",
+            "events/workflow-repeat.json",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 1  # the first invocation raises TransientOrderError, as designed
+    assert '"errorType": "TransientOrderError"' in out
+    assert '"duplicate": true' in out
+    assert "START RequestId:" in out
+
+
+def test_samconfig_prod_parameters_reach_the_functions() -> None:
+    with LocalCloud(config_env="prod") as prod:
+        worker = prod.deployment.function("WorkflowWorkerFunction")
+        assert worker.environment["FAULT_MODES_ENABLED"] == "false"
+
+
+def _template_with(tmp_path: Path, edit: str, replacement: str) -> Template:
+    text = (ROOT / "template.yaml").read_text()
+    assert edit in text
+    path = tmp_path / "template.yaml"
+    path.write_text(text.replace(edit, replacement, 1))
+    return load(path)
+
+
+def test_an_unsupported_property_fails_naming_resource_and_property(tmp_path: Path) -> None:
+    template = _template_with(
+        tmp_path,
+        "      SqsManagedSseEnabled: true\n",
+        "      SqsManagedSseEnabled: true\n      FifoQueue: false\n",
+    )
+    with (
+        pytest.raises(UnsupportedTemplate, match=r"JobsQueue\.FifoQueue"),
+        LocalCloud(template=template),
+    ):
+        pass
+
+
+def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) -> None:
+    template = _template_with(
+        tmp_path,
+        "Resources:\n",
+        "Resources:\n  AlertsTopic:\n    Type: AWS::SNS::Topic\n",
+    )
+    with (
+        pytest.raises(UnsupportedTemplate, match=r"AlertsTopic\.Type: AWS::SNS::Topic"),
+        LocalCloud(template=template),
+    ):
+        pass
+
+
+def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
+    with LocalCloud() as first:
+        first_module = first.deployment.function("QueueWorkerFunction")
+        first_module.invoke(load_event("sqs-first-order"))
+        module_a = first_module._module
+    with LocalCloud() as second:
+        worker = second.deployment.function("QueueWorkerFunction")
+        worker.invoke(load_event("sqs-first-order"))
+        assert worker._module is not module_a
