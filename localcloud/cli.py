@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import logging
 import signal
 import sys
 import threading
@@ -62,6 +63,7 @@ def serve(args: argparse.Namespace) -> int:
         visibility_timeout=args.visibility_timeout,
         stack_name=args.stack_name,
     )
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with cloud:
@@ -75,7 +77,7 @@ def serve(args: argparse.Namespace) -> int:
             console.print(f"[dim]note: {note}")
         width = max(len(name) for name in cloud.outputs)
         for name, value in cloud.outputs.items():
-            console.print(f"  {name:<{width}}  {value}")
+            console.print(f"  {name:<{width}}  {value}", markup=False, soft_wrap=True)
         queue, table = cloud.outputs["JobsQueueUrl"], cloud.outputs["OrdersTableName"]
         group = cloud.outputs["QueueWorkerLogGroupName"]
         job = '{"id": "dedup-order", "quantity": 4}'
