@@ -8,6 +8,9 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt src/requirements.txt | cksum | cut -d' ' -f1)
+SCAN_VENV := .venv-scan
+SCAN_BIN := $(abspath $(SCAN_VENV))/bin
+SCAN_STAMP := $(SCAN_VENV)/.installed-$(shell cat requirements-scan.txt | cksum | cut -d' ' -f1)
 
 # The interpreter that builds .venv: python3.13 if it runs, else pyenv's 3.13.x.
 PYTHON313 ?= $(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null || PYENV_VERSION=3.13 pyenv which python 2>/dev/null)
@@ -17,7 +20,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup test lint build demo serve invoke deploy deploy-prod clean lock
+.PHONY: help setup test lint scan audit build demo serve invoke soak deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -31,6 +34,20 @@ $(STAMP): requirements-dev.txt src/requirements.txt
 	$(BIN)/python -m pip check
 	@rm -f $(VENV)/.installed-* && touch $@
 
+$(SCAN_STAMP): requirements-scan.txt
+	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
+	@test -x $(SCAN_BIN)/python3.13 || $(PYTHON313) -m venv $(SCAN_VENV)
+	$(SCAN_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
+	$(SCAN_BIN)/python -m pip check
+	@rm -f $(SCAN_VENV)/.installed-* && touch $@
+
+scan: $(SCAN_STAMP) ## checkov on template.yaml (0 failed checks), bandit on src/
+	$(SCAN_BIN)/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download
+	$(SCAN_BIN)/bandit --quiet --recursive src
+
+audit: $(SCAN_STAMP) ## pip-audit of the runtime requirements (needs PyPI's JSON API)
+	$(SCAN_BIN)/pip-audit --strict --progress-spinner off --requirement src/requirements.txt
+
 lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
 	ruff check src localcloud tests
 	ruff format --check src localcloud tests
@@ -41,7 +58,7 @@ lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
 build: setup ## sam build (no container: pure-Python dependencies only)
 	sam build
 
-test: lint build ## everything CI runs: lint, sam build, then the test suite
+test: lint scan build ## everything CI runs: lint, scanners, sam build, then the test suite
 	pytest
 
 demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
@@ -52,6 +69,9 @@ serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI 
 
 invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json
 	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e))
+
+soak: setup ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
+	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

@@ -158,6 +158,26 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def soak(args: argparse.Namespace) -> int:
+    """Push --messages through a fresh local cloud and account for every one."""
+    from localcloud import soak as soak_module
+
+    with LocalCloud(visibility_timeout=args.visibility_timeout) as cloud:
+        console.print(
+            f"[bold]soak[/]: {args.messages} messages, seed {args.seed}, batch size "
+            f"{cloud.event_source.batch_size}, visibility timeout {args.visibility_timeout} s "
+            "locally (template: 60 s)"
+        )
+        report, figures = soak_module.run(cloud, messages=args.messages, seed=args.seed)
+    width = max(len(name) for name in figures)
+    for name, value in figures.items():
+        console.print(f"  {name:<{width}}  {value}")
+    render(console, [report])
+    passed, failed = summary([report])
+    console.print(f"{passed} ✓, {failed} ✗")
+    return 0 if not failed else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -216,6 +236,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--keep", action="store_true", help="leave this run's items in place")
     p.set_defaults(run=verify)
+
+    p = commands.add_parser("soak", help="thousands of messages through the local cloud")
+    p.add_argument("--messages", type=int, default=5000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--visibility-timeout", type=int, default=1)
+    p.set_defaults(run=soak)
 
     args = parser.parse_args(argv)
     return int(args.run(args))

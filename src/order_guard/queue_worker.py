@@ -149,7 +149,6 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         raise
     _count(outcome.decision)
     if outcome.decision is Decision.CONFLICT:
-        assert outcome.previous is not None
         logger.warning(
             "RESULT",
             extra={
@@ -157,7 +156,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
                 "id": order.id,
                 "quantity": order.quantity,
                 **fields,
-                "stored": outcome.previous.details(),
+                "stored": outcome.previous_details(),
                 "requested": order.details(),
             },
         )
@@ -168,7 +167,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         "processed": outcome.decision is Decision.ACCEPTED,
         "duplicate": outcome.duplicate,
     }
-    previous = {"previous": outcome.previous.details()} if outcome.previous else {}
+    previous = {"previous": outcome.previous_details()} if outcome.previous else {}
     logger.info(
         "RESULT", extra={"decision": outcome.decision.value, **result, **fields, **previous}
     )

@@ -82,13 +82,16 @@ class WriteOutcome:
             OrderConflict: naming the stored and the requested details.
         """
         if self.decision is Decision.CONFLICT:
-            assert self.previous is not None
+            stored = _short(self.previous.details()) if self.previous else "unknown"
             raise OrderConflict(
                 f"order {self.order.id!r} is already stored with different details: "
-                f"stored {_short(self.previous.details())}, "
-                f"requested {_short(self.order.details())}"
+                f"stored {stored}, requested {_short(self.order.details())}"
             )
         return self
+
+    def previous_details(self) -> dict[str, Any] | None:
+        """The stored item's business details (duplicate and conflict), else ``None``."""
+        return self.previous.details() if self.previous else None
 
 
 def put_order_once(

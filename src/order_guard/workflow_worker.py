@@ -157,16 +157,15 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
         )
         raise
     if outcome.decision is Decision.CONFLICT:
-        assert outcome.previous is not None
         _log_result(
             outcome.decision,
             order,
-            stored=outcome.previous.details(),
+            stored=outcome.previous_details(),
             requested=order.details(),
             **context,
         )
         outcome.raise_for_conflict()
-    previous = {"previous": outcome.previous.details()} if outcome.previous else {}
+    previous = {"previous": outcome.previous_details()} if outcome.previous else {}
     _log_result(outcome.decision, order, **context, **previous)
     if mode == "after-write" and attempt == 1:
         raise TransientOrderError(
