@@ -105,7 +105,7 @@ def test_workflow_worker_raises_invalid_order_for_the_same_inputs_without_any_wr
 
 
 def test_the_workflow_catalogue_covers_every_json_case() -> None:
-    assert len(WORKFLOW_CASES) >= 35
+    assert len(WORKFLOW_CASES) >= 35  # decodable cases, less "mode" and the duplicated key
 
 
 def test_the_same_order_spelled_differently_is_a_duplicate_never_a_conflict(
