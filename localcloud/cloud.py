@@ -30,6 +30,7 @@ from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from localcloud import lambda_bridge
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
+from localcloud.scenarios import queue_depth
 from localcloud.template import Template, load
 
 MOTO_CONFIG: DefaultConfig = {
@@ -213,16 +214,6 @@ class LocalCloud:
 
     # --- the event source mapping, driven synchronously --------------------------------
 
-    def queue_depth(self, queue_url: str) -> tuple[int, int]:
-        """(visible, in flight) messages, from ``GetQueueAttributes``."""
-        attributes = self.client("sqs").get_queue_attributes(
-            QueueUrl=queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]), int(
-            attributes["ApproximateNumberOfMessagesNotVisible"]
-        )
-
     def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
         """Run the event source mapping until its queue holds nothing, visible or in flight.
 
@@ -240,7 +231,7 @@ class LocalCloud:
             if outcome.invocation is not None:
                 outcomes.append(outcome)
                 continue
-            if self.queue_depth(source.queue_url) == (0, 0):
+            if queue_depth(self, source.queue_url) == (0, 0):
                 return outcomes
             time.sleep(idle_sleep_s)
         raise TimeoutError(f"{source.queue_url} still holds messages after {timeout_s} s")

@@ -169,12 +169,18 @@ def _properties(
     resource: Mapping[str, Any], allowed: set[str], logical_id: str
 ) -> Mapping[str, Any]:
     properties: Mapping[str, Any] = resource.get("Properties", {})
+    _reject_unknown(properties, allowed, logical_id, resource["Type"])
+    return properties
+
+
+def _reject_unknown(
+    properties: Mapping[str, Any], allowed: set[str], logical_id: str, kind: str
+) -> None:
     unknown = sorted(set(properties) - allowed)
     if unknown:
         raise UnsupportedTemplate(
-            f"{logical_id}.{unknown[0]}", f"{resource['Type']} property not supported locally"
+            f"{logical_id}.{unknown[0]}", f"{kind} property not supported locally"
         )
-    return properties
 
 
 def _queue(
@@ -229,11 +235,7 @@ def create_table(client: Any, logical_id: str, name: str, properties: Mapping[st
     Raises:
         UnsupportedTemplate: a property this function does not translate.
     """
-    unknown = sorted(set(properties) - _TABLE_PROPERTIES)
-    if unknown:
-        raise UnsupportedTemplate(
-            f"{logical_id}.{unknown[0]}", "AWS::DynamoDB::Table property not supported locally"
-        )
+    _reject_unknown(properties, _TABLE_PROPERTIES, logical_id, "AWS::DynamoDB::Table")
     kwargs: dict[str, Any] = {
         "TableName": name,
         "AttributeDefinitions": list(properties["AttributeDefinitions"]),
@@ -341,11 +343,7 @@ def function_properties(template: Template, logical_id: str) -> dict[str, Any]:
             }
         else:
             merged[key] = value
-    unknown = sorted(set(merged) - _FUNCTION_PROPERTIES)
-    if unknown:
-        raise UnsupportedTemplate(
-            f"{logical_id}.{unknown[0]}", "AWS::Serverless::Function property not supported locally"
-        )
+    _reject_unknown(merged, _FUNCTION_PROPERTIES, logical_id, "AWS::Serverless::Function")
     return merged
 
 
@@ -411,11 +409,12 @@ def _function(
                 f"{where}.Type", f"{event.get('Type')} events are not supported locally"
             )
         spec = deployment.resolve(event.get("Properties", {}), where)
-        unknown = sorted(set(spec) - {"Queue", "BatchSize", "FunctionResponseTypes", "Enabled"})
-        if unknown:
-            raise UnsupportedTemplate(
-                f"{where}.{unknown[0]}", "SQS event property not supported locally"
-            )
+        _reject_unknown(
+            spec, {"Queue", "BatchSize", "FunctionResponseTypes", "Enabled"}, where, "SQS event"
+        )
+        if str(spec.get("Enabled", True)).lower() == "false":
+            deployment.notes.append(f"{where}: Enabled is false, so nothing polls its queue")
+            continue
         queue_arn = spec["Queue"]
         queue_id = next(
             (

@@ -443,6 +443,14 @@ def run_execution(
     return described, history
 
 
+def _expect_summary(step: Step, output: Any, total_cents: int) -> None:
+    step.expect(
+        f"summary reports {total_cents}",
+        isinstance(output, dict) and output.get("total_cents") == total_cents,
+        f"{output}",
+    )
+
+
 def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
     """The seed workflow scenario (issue 3 §5): after-write, repeated, different order."""
     report = Report(
@@ -491,11 +499,7 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
             and store[1].payload.get("duplicate") is True,
             f"{store[1] if len(store) > 1 else None}",
         )
-        step.expect(
-            "summary reports 1100",
-            isinstance(output, dict) and output.get("total_cents") == 1100,
-            f"{output}",
-        )
+        _expect_summary(step, output, 1100)
         step.expect(
             f"one item for {protected}", scan_ids(target, [protected]) == {protected: (4, 1100)}
         )
@@ -508,11 +512,7 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
             and store[0].payload.get("duplicate") is True,
             f"{store}",
         )
-        step.expect(
-            "summary reports 1100",
-            isinstance(output, dict) and output.get("total_cents") == 1100,
-            f"{output}",
-        )
+        _expect_summary(step, output, 1100)
 
     def different_order(step: Step, output: Any, store: list[TaskAttempt]) -> None:
         step.expect(
@@ -522,11 +522,7 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
             and store[0].payload.get("duplicate") is False,
             f"{store}",
         )
-        step.expect(
-            "summary reports 350",
-            isinstance(output, dict) and output.get("total_cents") == 350,
-            f"{output}",
-        )
+        _expect_summary(step, output, 350)
 
     execute(
         f"1. execution after-write-order{suffix}: {protected} 4, mode after-write",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -178,6 +179,13 @@ def scan_orders(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:
         item["id"]["S"]: (int(item["quantity"]["N"]), int(item["total_cents"]["N"]))
         for item in items
     }
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for a local-cloud server."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def sqs_record(body: str, message_id: str | None = None, receive_count: int = 1) -> dict[str, Any]:

@@ -9,7 +9,6 @@ one invocation at a time; calling the handler directly is what lets 64 run toget
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,21 +20,15 @@ import pytest
 from localcloud.cloud import FAKE_CREDENTIALS, LocalCloud
 from order_guard import queue_worker
 from order_guard.config import QueueWorkerSettings
-from tests.conftest import LambdaContext, LogCapture, scan_orders, sqs_record
+from tests.conftest import LambdaContext, LogCapture, free_port, scan_orders, sqs_record
 
 WRITERS = 64
 ROUNDS = 50
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalCloud]:
-    with LocalCloud(server_port=_free_port()) as running:
+    with LocalCloud(server_port=free_port()) as running:
         yield running
 
 

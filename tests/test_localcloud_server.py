@@ -3,7 +3,6 @@ runs the seed scenarios through the endpoint."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,21 +11,16 @@ import pytest
 from localcloud.cloud import LocalCloud
 from localcloud.scenarios import Report
 from localcloud.verify import StackTarget, verify
+from tests.conftest import free_port
 
 
 def failed(report: Report) -> list[str]:
     return [f"{c.label}: {c.detail}" for c in report.checks if not c.ok]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalCloud]:
-    with LocalCloud(server_port=_free_port(), visibility_timeout=1) as running:
+    with LocalCloud(server_port=free_port(), visibility_timeout=1) as running:
         for source in running.deployment.event_sources:
             source.start(idle_wait_seconds=0.1)
         yield running
