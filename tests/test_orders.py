@@ -106,8 +106,21 @@ def test_a_huge_stored_number_decodes_exactly_and_differs() -> None:
         {"id": {"S": "a"}, "quantity": {"N": "4"}},
         {"id": {"S": "a"}, "quantity": {"N": "four"}, "total_cents": {"N": "1100"}},
         {"id": {"N": "1"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}},
+        # Decimal() accepts these; DynamoDB never returns them, so they are not trusted.
+        {"id": {"S": "a"}, "quantity": {"N": " 4 "}, "total_cents": {"N": "1100"}},
+        {"id": {"S": "a"}, "quantity": {"N": "4"}, "total_cents": {"N": "1_100"}},
+        {"id": {"S": "a"}, "quantity": {"N": "+4"}, "total_cents": {"N": "1100"}},
+        {"id": {"S": "a"}, "quantity": {"N": "\uff14"}, "total_cents": {"N": "1100"}},
+        {"id": {"S": "a"}, "quantity": {"N": "\u0664"}, "total_cents": {"N": "1100"}},
+        {"id": {"S": "a"}, "quantity": {"N": "NaN"}, "total_cents": {"N": "1100"}},
     ],
 )
 def test_unreadable_stored_items_raise(item: object) -> None:
     with pytest.raises(UnreadableStoredOrder):
         from_item(item)
+
+
+def test_hostile_keys_are_clipped_in_the_error_message() -> None:
+    with pytest.raises(InvalidOrder) as raised:
+        validate_job({"id": "a", "quantity": 1, "k" * 100_000: 1})
+    assert len(str(raised.value)) < 300

@@ -154,6 +154,7 @@ def test_a_transient_dynamodb_error_lists_the_record_and_writes_nothing(
     (line,) = queue_logs.results()
     assert line["decision"] == "error"
     assert line["error_type"] == "ProvisionedThroughputExceededException"
+    assert (line["id"], line["quantity"]) == ("throttled", 2)
 
 
 def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(

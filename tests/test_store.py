@@ -139,3 +139,32 @@ def test_read_order_is_consistent_and_names_a_missing_order(dynamodb: Any, table
 def test_attempts_count_up_per_business_key(dynamodb: Any, tables: Tables) -> None:
     assert [count_attempt(dynamodb, tables.attempts, "a") for _ in range(3)] == [1, 2, 3]
     assert count_attempt(dynamodb, tables.attempts, "b") == 1
+
+
+def test_an_sdk_retry_that_meets_this_calls_own_committed_write_is_accepted(
+    dynamodb: Any, tables: Tables
+) -> None:
+    """DynamoDB commits the PutItem, the response is lost (timeout, 500 after commit),
+    and botocore re-sends the identical request: the condition fails on our own item."""
+    sends: list[int] = []
+
+    def lose_first_response(attempts: int, caught_exception: Any, **_: Any) -> int | None:
+        sends.append(attempts)
+        return 0 if attempts == 1 and caught_exception is None else None
+
+    dynamodb.meta.events.register_first("needs-retry.dynamodb.PutItem", lose_first_response)
+
+    outcome = put_order_once(dynamodb, tables.orders, Order("retried-order", 4))
+
+    assert sends == [1, 2], "the SDK sent the PutItem twice"
+    assert outcome.decision is Decision.ACCEPTED
+    assert scan_orders(dynamodb, tables.orders) == {"retried-order": (4, 1100)}
+
+
+def test_a_write_by_another_call_with_the_same_details_stays_a_duplicate(
+    dynamodb: Any, tables: Tables
+) -> None:
+    put_order_once(dynamodb, tables.orders, Order("a", 1))
+    item = dynamodb.get_item(TableName=tables.orders, Key={"id": {"S": "a"}})["Item"]
+    assert len(item["write_id"]["S"]) == 32
+    assert put_order_once(dynamodb, tables.orders, Order("a", 1)).decision is Decision.DUPLICATE

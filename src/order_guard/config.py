@@ -9,7 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from botocore.config import Config
+
 from order_guard.errors import ConfigurationError
+
+# DynamoDB answers in milliseconds; a call that hangs must fail well inside the function
+# timeout (10 s) instead of botocore's defaults (60 s read timeout, 10 attempts in legacy
+# mode). Standard retry mode retries throttling and 5xx errors with backoff.
+DYNAMODB_CLIENT_CONFIG = Config(
+    connect_timeout=1,
+    read_timeout=2,
+    retries={"mode": "standard", "max_attempts": 3},
+)
 
 _BOOLEANS = {"true": True, "false": False}
 

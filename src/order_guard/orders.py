@@ -16,6 +16,7 @@ The business details of an order are ``id``, ``quantity`` and ``total_cents``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -29,6 +30,9 @@ MIN_QUANTITY = 1
 MAX_QUANTITY = 10
 MAX_ID_BYTES = 2048  # DynamoDB partition key: 1 to 2048 bytes of UTF-8.
 JOB_KEYS = frozenset({"id", "quantity"})
+WRITE_ID = "write_id"  # the token of the PutItem that created the item (not a detail)
+# DynamoDB returns numbers in this canonical text form; anything else is not trusted.
+_DYNAMODB_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,7 @@ class StoredOrder:
     id: str
     quantity: Decimal
     total_cents: Decimal
+    write_id: str | None = None
 
     def same_details_as(self, order: Order) -> bool:
         """True when id, quantity and total_cents are equal, numbers compared as numbers."""
@@ -94,7 +99,7 @@ def parse_job_body(body: object) -> Order:
     except json.JSONDecodeError as exc:
         raise InvalidOrder(f"body is not valid JSON: {exc.msg} at position {exc.pos}") from exc
     except _DuplicateKey as exc:
-        raise InvalidOrder(f"body has the key {exc.key!r} more than once") from exc
+        raise InvalidOrder(f"body has the key {_clip(repr(exc.key))} more than once") from exc
     except ValueError as exc:  # e.g. an integer literal past Python's 4300-digit limit
         raise InvalidOrder(f"body is not a usable JSON document: {exc}") from exc
     except RecursionError as exc:
@@ -121,7 +126,7 @@ def validate_job(value: object, *, optional_keys: Iterable[str] = ()) -> Order:
     if missing:
         raise InvalidOrder(f"job is missing the key(s) {', '.join(missing)}")
     if extra:
-        raise InvalidOrder(f"job has unexpected key(s) {', '.join(extra)}")
+        raise InvalidOrder(f"job has unexpected key(s) {_clip(', '.join(extra))}")
     return Order(id=validate_order_id(value["id"]), quantity=_validate_quantity(value["quantity"]))
 
 
@@ -151,7 +156,7 @@ def _validate_quantity(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidOrder(f"quantity must be a JSON integer, got {_json_type(value)}")
     if not MIN_QUANTITY <= value <= MAX_QUANTITY:
-        shown = str(value) if len(str(value)) <= 20 else f"{str(value)[:20]}…"
+        shown = _clip(str(value), 20)
         raise InvalidOrder(f"quantity must be from {MIN_QUANTITY} to {MAX_QUANTITY}, got {shown}")
     return value
 
@@ -161,6 +166,10 @@ def to_item(order: Order, extra: Mapping[str, str] | None = None) -> dict[str, d
 
     ``extra`` adds string attributes (provenance such as ``first_written_by``); they are
     stored but never take part in the duplicate comparison.
+
+    Raises:
+        ValueError: an ``extra`` name would overwrite ``id``, ``quantity`` or
+            ``total_cents``.
     """
     item = {
         "id": {"S": order.id},
@@ -184,14 +193,17 @@ def from_item(item: object) -> StoredOrder:
     Raises:
         UnreadableStoredOrder: the item is not a mapping, lacks ``id``, ``quantity`` or
             ``total_cents``, has another attribute type than ``S``/``N``/``N``, or holds
-            a number that does not parse.
+            a number that is not in DynamoDB's number form (ASCII digits, optional
+            ``-``, fraction and exponent).
     """
     if not isinstance(item, Mapping):
         raise UnreadableStoredOrder(f"stored item is {_json_type(item)}, not a map")
+    write_id = item.get(WRITE_ID)
     return StoredOrder(
         id=_attribute(item, "id", "S"),
         quantity=_number(item, "quantity"),
         total_cents=_number(item, "total_cents"),
+        write_id=write_id.get("S") if isinstance(write_id, Mapping) else None,
     )
 
 
@@ -210,6 +222,9 @@ def _attribute(item: Mapping[str, Any], name: str, type_code: str) -> str:
 
 def _number(item: Mapping[str, Any], name: str) -> Decimal:
     text = _attribute(item, name, "N")
+    # Decimal() alone would also take " 4 ", "1_100", "+4" or non-ASCII digits ("４").
+    if not _DYNAMODB_NUMBER.fullmatch(text):
+        raise UnreadableStoredOrder(f"stored attribute {name!r} is not a number: {text[:40]!r}")
     try:
         number = Decimal(text)
     except InvalidOperation as exc:
@@ -225,6 +240,11 @@ def _json_number(number: Decimal) -> int | str:
     if number == number.to_integral_value() and abs(number.adjusted()) < 30:
         return int(number)
     return str(number)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """Keep error messages (and the log lines that carry them) short: input is hostile."""
+    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def _json_type(value: object) -> str:

@@ -34,7 +34,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
-from order_guard.config import QueueWorkerSettings
+from order_guard.config import DYNAMODB_CLIENT_CONFIG, QueueWorkerSettings
 from order_guard.orders import parse_job_body
 from order_guard.store import Decision, decision_for_error, put_order_once
 
@@ -63,7 +63,7 @@ def dependencies() -> Dependencies:
         ConfigurationError: ``ORDERS_TABLE_NAME`` is missing.
     """
     return Dependencies(
-        dynamodb=boto3.client("dynamodb"),
+        dynamodb=boto3.client("dynamodb", config=DYNAMODB_CLIENT_CONFIG),
         settings=QueueWorkerSettings.from_environ(os.environ),
     )
 
@@ -79,7 +79,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
 
     Raises:
         UnexpectedBatchTypeError: (Powertools) the event has no non-empty ``Records``
-            list; the invocation fails, so the whole batch is retried.
+            list; the invocation fails, so the whole batch is retried. (An event that is
+            not a mapping at all raises ``AttributeError`` or ``ValueError``.)
         ConfigurationError: the environment lacks ``ORDERS_TABLE_NAME``.
     """
     return handle_batch(event, context, dependencies())
@@ -120,6 +121,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         if isinstance(attributes, Mapping)
         else None,
     }
+    order = None
     try:
         order = parse_job_body(raw.get("body"))
         outcome = put_order_once(
@@ -139,8 +141,8 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
             "RESULT",
             extra={
                 "decision": decision.value,
-                "id": None,
-                "quantity": None,
+                "id": order.id if order else None,
+                "quantity": order.quantity if order else None,
                 **fields,
                 "reason": str(exc),
                 "error_type": type(exc).__name__,

@@ -11,7 +11,9 @@ in the error response under ``Item`` (low-level attribute-value form), and the d
 is made from it:
 
 =========  ==========================================================================
-accepted   the ``PutItem`` succeeded: no item had this business key
+accepted   the ``PutItem`` succeeded: no item had this business key (or the item found
+           carries this call's own ``write_id``: the SDK retried a write DynamoDB had
+           already committed, whose response was lost)
 duplicate  the condition failed and the stored item has the same business details
 conflict   the condition failed and the stored details differ
 error      anything else: every other ``ClientError`` (throttling, access denied,
@@ -29,6 +31,7 @@ still two operations, which is why a repeat must be recognised here.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -42,7 +45,14 @@ from order_guard.errors import (
     OrderNotFound,
     UnreadableStoredOrder,
 )
-from order_guard.orders import Order, StoredOrder, from_item, to_item, validate_order_id
+from order_guard.orders import (
+    WRITE_ID,
+    Order,
+    StoredOrder,
+    from_item,
+    to_item,
+    validate_order_id,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -73,6 +83,7 @@ class WriteOutcome:
 
     @property
     def duplicate(self) -> bool:
+        """The ``duplicate`` flag of a worker result: the same order was stored before."""
         return self.decision is Decision.DUPLICATE
 
     def raise_for_conflict(self) -> WriteOutcome:
@@ -109,6 +120,8 @@ def put_order_once(
         order: a validated order.
         provenance: extra string attributes written with a new item only (for example
             ``first_written_by``); they never take part in the duplicate comparison.
+            A fresh ``write_id`` token is added to every call's item, so that an SDK
+            retry of this call that meets its own committed item is still *accepted*.
 
     Returns:
         A :class:`WriteOutcome` whose decision is accepted, duplicate or conflict.
@@ -119,10 +132,11 @@ def put_order_once(
         botocore.exceptions.ClientError: any other DynamoDB error, unchanged
             (the error decision).
     """
+    write_id = uuid.uuid4().hex
     try:
         client.put_item(
             TableName=table_name,
-            Item=to_item(order, provenance),
+            Item=to_item(order, {**(provenance or {}), WRITE_ID: write_id}),
             ConditionExpression=CONDITION_EXPRESSION,
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
@@ -130,6 +144,10 @@ def put_order_once(
         if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
             raise
         previous = _previous_order(exc, order)
+        if previous.write_id == write_id:
+            # Our own item: DynamoDB committed an earlier attempt of this very call whose
+            # response was lost, and botocore's retry met it. It is this call's write.
+            return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
         decision = Decision.DUPLICATE if previous.same_details_as(order) else Decision.CONFLICT
         return WriteOutcome(decision=decision, order=order, previous=previous)
     return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
@@ -192,7 +210,10 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
 
 
 def decision_for_error(exc: BaseException) -> Decision:
-    """Classify a raised error: invalid, conflict, or error for everything else."""
+    """Classify a raised error for the RESULT log line (DESIGN.md, the write decision).
+
+    ``InvalidOrder`` → invalid, ``OrderConflict`` → conflict, anything else → error.
+    """
     if isinstance(exc, InvalidOrder):
         return Decision.INVALID
     if isinstance(exc, OrderConflict):

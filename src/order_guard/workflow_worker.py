@@ -42,7 +42,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from order_guard.config import WorkflowWorkerSettings
+from order_guard.config import DYNAMODB_CLIENT_CONFIG, WorkflowWorkerSettings
 from order_guard.errors import InvalidOrder, TransientOrderError
 from order_guard.orders import Order, validate_job, validate_order_id
 from order_guard.store import (
@@ -80,7 +80,7 @@ def dependencies() -> Dependencies:
         ConfigurationError: a required variable is missing or malformed.
     """
     return Dependencies(
-        dynamodb=boto3.client("dynamodb"),
+        dynamodb=boto3.client("dynamodb", config=DYNAMODB_CLIENT_CONFIG),
         settings=WorkflowWorkerSettings.from_environ(os.environ),
     )
 
