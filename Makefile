@@ -20,7 +20,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup test lint scan audit build demo serve invoke soak deploy deploy-prod clean lock
+.PHONY: help setup test lint scan audit build demo serve invoke verify soak deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -67,8 +67,11 @@ demo: setup ## the whole system on the embedded local cloud (no AWS account, no 
 serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI (Ctrl-C stops)
 	python -m localcloud serve --port $(or $(PORT),5000) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT))
 
-invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json
-	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e))
+invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]
+	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
+
+verify: setup ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http://127.0.0.1:5000]
+	python -m localcloud verify --stack-name $(or $(STACK),order-guard) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
 
 soak: setup ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)

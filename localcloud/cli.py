@@ -65,7 +65,10 @@ def serve(args: argparse.Namespace) -> int:
     )
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
     stop = threading.Event()
+    # Both signals, explicitly: a shell that backgrounds a job may start it with SIGINT
+    # ignored, and `kill -INT` must still stop the server.
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     with cloud:
         for source in cloud.deployment.event_sources:
             source.start()
@@ -95,49 +98,61 @@ def serve(args: argparse.Namespace) -> int:
             console.print(f"  {line}", markup=False, soft_wrap=True)
         console.print("Ctrl-C stops the server.")
         sys.stdout.flush()
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
+        while not stop.wait(0.5):
             pass
         console.print("stopping…")
     return 0
 
 
 def invoke(args: argparse.Namespace) -> int:
-    """Invoke a function with event files; print each response and its log lines."""
+    """Invoke a function with event files; print each one's log lines and response.
+
+    Like ``sam local invoke``, the command succeeds when the invocations ran, whether
+    or not the function raised (the error envelope is printed); it fails (exit 2) only
+    when it cannot invoke at all. Against a fresh local cloud the full log is shown;
+    against ``--endpoint-url`` it is the invoke API's ``LogType=Tail`` (last 4 KB).
+    """
+    events = [(name, json.loads(Path(name).read_text())) for name in args.event]
     if args.endpoint_url:
         from localcloud.verify import StackTarget
 
         target: Any = StackTarget(
             args.stack_name, endpoint_url=args.endpoint_url, region=args.region
         )
-        return _invoke_all(target.client("lambda"), target.outputs, args)
+        name = target.outputs.get(f"{args.function}Name", args.function)
+        lambda_client = target.client("lambda")
+        for event_file, event in events:
+            response = lambda_client.invoke(
+                FunctionName=name, Payload=json.dumps(event).encode(), LogType="Tail"
+            )
+            log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
+            body = json.loads(response["Payload"].read() or b"null")
+            _show(args.function, event_file, log.splitlines(), body, response.get("FunctionError"))
+        return 0
     with LocalCloud(config_env=args.config_env) as cloud:
-        return _invoke_all(cloud.client("lambda"), cloud.outputs, args)
+        try:
+            function = cloud.deployment.function(args.function)
+        except KeyError:
+            known = ", ".join(cloud.deployment.functions)
+            console.print(f"[red]no function {args.function!r} in template.yaml (have: {known})")
+            return 2
+        for event_file, event in events:
+            invocation = function.invoke(event)
+            error = "Unhandled" if invocation.error else None
+            _show(args.function, event_file, invocation.log_lines, invocation.payload, error)
+    return 0
 
 
-def _invoke_all(lambda_client: Any, outputs: dict[str, str], args: argparse.Namespace) -> int:
-    name = outputs.get(f"{args.function}Name", args.function)
-    status = 0
-    for event_file in args.event:
-        payload = Path(event_file).read_bytes()
-        response = lambda_client.invoke(FunctionName=name, Payload=payload, LogType="Tail")
-        body = json.loads(response["Payload"].read() or b"null")
-        console.rule(f"{args.function} ← {event_file}")
-        console.print("[bold]logs")
-        console.print(
-            base64.b64decode(response.get("LogResult", "")).decode(errors="replace"),
-            markup=False,
-            soft_wrap=True,
-        )
-        if response.get("FunctionError"):
-            status = 1
-            console.print(f"[bold red]function error ({response['FunctionError']})")
-        else:
-            console.print("[bold]response")
-        console.print(dumps(body), markup=False, soft_wrap=True)
-    return status
+def _show(function: str, event_file: str, log: list[str], body: Any, error: str | None) -> None:
+    console.rule(f"{function} ← {event_file}")
+    console.print("[bold]logs")
+    for line in log:
+        console.print(line, markup=False, soft_wrap=True)
+    if error:
+        console.print(f"[bold red]function error ({error})[/] — the error envelope:")
+    else:
+        console.print("[bold]response")
+    console.print(dumps(body), markup=False, soft_wrap=True)
 
 
 def verify(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from localcloud import lambda_bridge
+from localcloud import dynamodb_atomic, lambda_bridge
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
 from localcloud.scenarios import queue_depth
@@ -86,6 +86,7 @@ class LocalCloud:
 
     def start(self) -> Deployment:
         lambda_bridge.install()
+        dynamodb_atomic.install()
         self._set_environ({**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region})
         if self.server_port is None:
             self._mock = mock_aws(config=MOTO_CONFIG)

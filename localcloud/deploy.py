@@ -137,6 +137,7 @@ def deploy(
         "AWS::IAM::Role": _role,
         "AWS::Serverless::Function": _function,
         "AWS::Serverless::StateMachine": _state_machine,
+        "AWS::CloudWatch::Alarm": _alarm,
     }
     for logical_id in _creation_order(template):
         resource = template.resources[logical_id]
@@ -463,6 +464,50 @@ def _state_machine(
     deployment.refs[logical_id] = arn
     deployment.attributes[(logical_id, "Arn")] = arn
     deployment.attributes[(logical_id, "Name")] = name
+
+
+_ALARM_PROPERTIES = {
+    "AlarmDescription",
+    "Namespace",
+    "MetricName",
+    "Dimensions",
+    "Statistic",
+    "Period",
+    "EvaluationPeriods",
+    "Threshold",
+    "ComparisonOperator",
+    "TreatMissingData",
+}
+
+
+def _alarm(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    properties = deployment.resolve(
+        _properties(resource, _ALARM_PROPERTIES, logical_id), logical_id
+    )
+    name = _physical_name(deployment, logical_id, 255)
+    client("cloudwatch").put_metric_alarm(
+        AlarmName=name,
+        AlarmDescription=properties.get("AlarmDescription", ""),
+        Namespace=properties["Namespace"],
+        MetricName=properties["MetricName"],
+        Dimensions=list(properties.get("Dimensions", [])),
+        Statistic=properties["Statistic"],
+        Period=int(properties["Period"]),
+        EvaluationPeriods=int(properties["EvaluationPeriods"]),
+        Threshold=float(properties["Threshold"]),
+        ComparisonOperator=properties["ComparisonOperator"],
+        TreatMissingData=properties.get("TreatMissingData", "missing"),
+    )
+    deployment.refs[logical_id] = name
+    deployment.attributes[(logical_id, "Arn")] = (
+        f"arn:aws:cloudwatch:{deployment.region}:{ACCOUNT_ID}:alarm:{name}"
+    )
 
 
 def _creation_order(template: Template) -> list[str]:

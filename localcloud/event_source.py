@@ -88,7 +88,6 @@ class SqsEventSourceMapping:
     function: LocalFunction
     batch_size: int
     report_batch_item_failures: bool
-    outcomes: list[BatchOutcome] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -116,14 +115,17 @@ class SqsEventSourceMapping:
         deleted = [message for message in messages if message["MessageId"] not in keep]
         for start in range(0, len(deleted), 10):
             chunk = deleted[start : start + 10]
-            self.sqs.delete_message_batch(
+            deletion = self.sqs.delete_message_batch(
                 QueueUrl=self.queue_url,
                 Entries=[
                     {"Id": str(i), "ReceiptHandle": message["ReceiptHandle"]}
                     for i, message in enumerate(chunk)
                 ],
             )
-        outcome = BatchOutcome(
+            if deletion.get("Failed"):
+                # The message stays and comes back: a duplicate next time, never lost.
+                raise RuntimeError(f"DeleteMessageBatch failed for {deletion['Failed']}")
+        return BatchOutcome(
             invocation=invocation,
             message_ids=ids,
             deleted=[message["MessageId"] for message in deleted],
@@ -131,8 +133,6 @@ class SqsEventSourceMapping:
             verdict=verdict,
             records=records,
         )
-        self.outcomes.append(outcome)
-        return outcome
 
     def _record(self, message: Mapping[str, Any]) -> dict[str, Any]:
         attributes = message.get("Attributes", {})

@@ -4,27 +4,34 @@
   ``CodeUri`` on the first invocation (the cold start), with the function's environment
   applied, so module-scope clients and configuration are built once per environment, as
   on Lambda, and never shared between functions or between local clouds.
-- **Environment**: each invocation sees exactly the function's variables (``Globals``
-  merged with the function's own, references resolved) plus the variables the runtime
-  sets (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …); the process environment is
-  restored afterwards. Because the environment is process-wide, invocations run one at
-  a time (a process-wide lock), like a function with reserved concurrency 1.
+- **Environment**: each invocation sees the function's variables (``Globals`` merged
+  with the function's own, references resolved) and the variables the runtime sets
+  (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …) on top of the host process's
+  environment, whose own ``AWS_*`` variables are hidden (no real profile, endpoint or
+  credentials can leak in); everything is restored afterwards. A variable the template
+  forgets but your shell sets is therefore still visible locally: the process is shared.
+  Because the environment is process-wide, invocations run one at a time (a
+  process-wide lock), like a function with reserved concurrency 1.
 - **Context**: ``function_name``, ``aws_request_id``, ``invoked_function_arn``,
   ``memory_limit_in_mb``, ``log_group_name``, ``log_stream_name`` and
   ``get_remaining_time_in_millis()`` counting down from the function's ``Timeout``.
 - **Errors**: a raised exception becomes the runtime's error envelope
   ``{"errorMessage", "errorType", "requestId", "stackTrace"}`` with ``errorType`` the
   unqualified class name, and the invoke response carries ``X-Amz-Function-Error:
-  Unhandled``, so Step Functions retriers and catchers match by name. The timeout is
-  reported, not enforced (a thread cannot be killed): an invocation that outlives it is
-  logged as ``Task timed out``, and the state machine sees its result anyway.
+  Unhandled``, so Step Functions retriers and catchers match by name. A failed import
+  is ``Runtime.ImportModuleError``, ``sys.exit`` is ``Runtime.ExitError`` and a response
+  that is not JSON is ``Runtime.MarshalError``. The timeout is reported, not enforced
+  (a thread cannot be killed): an invocation that outlives it is logged as ``Task timed
+  out`` and fails with ``Sandbox.Timedout``, whatever the handler returned (its side
+  effects stay, as on Lambda). Step Functions on AWS names a timeout ``Lambda.Unknown``;
+  moto's interpreter uses the ``errorType``, so locally it is ``Sandbox.Timedout``.
 - **Logs**: everything the invocation writes to stdout/stderr, between ``START`` and
   ``END``/``REPORT`` lines, goes to the function's CloudWatch Logs group in the emulator.
 
 moto's Step Functions interpreter sends ``lambda:invoke`` tasks to moto's Lambda backend;
 without Docker that is ``LambdaSimpleBackend.invoke``, which only echoes. :func:`install`
 replaces that one method with a call into this bridge; nothing else in moto offers a
-hook. ``tests/test_localcloud_bridge.py`` fails loudly if a moto upgrade moves it.
+hook. ``tests/test_localcloud.py`` fails loudly if a moto upgrade moves it.
 """
 
 from __future__ import annotations
@@ -167,30 +174,36 @@ class LocalFunction:
             self._log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
         with _environment(self.runtime_environment(request_id)), _captured(buffer):
             print(f"START RequestId: {request_id} Version: $LATEST")
-            handler = self._load_handler()
-            context = LambdaContext(
-                function_name=self.name,
-                memory_limit_in_mb=self.memory_mb,
-                invoked_function_arn=self.arn,
-                aws_request_id=request_id,
-                log_group_name=self.log_group,
-                log_stream_name=self._log_stream,
-                deadline=started + self.timeout_s,
-            )
-            error = False
+            payload: Any
             try:
-                payload = handler(json.loads(json.dumps(event)), context)
-                json.dumps(payload)  # the runtime must serialise the response
-            except Exception as exc:  # noqa: BLE001 - the runtime reports every error
-                error = True
-                payload = error_envelope(exc, request_id)
-                print(f"[ERROR] {payload['errorType']}: {payload['errorMessage']}")
+                handler = self._load_handler()
+            except Exception as exc:  # noqa: BLE001 - the runtime reports a failed init
+                handler = None
+                payload = runtime_error("Runtime.ImportModuleError", exc, request_id)
+            if handler is not None:
+                context = LambdaContext(
+                    function_name=self.name,
+                    memory_limit_in_mb=self.memory_mb,
+                    invoked_function_arn=self.arn,
+                    aws_request_id=request_id,
+                    log_group_name=self.log_group,
+                    log_stream_name=self._log_stream,
+                    deadline=started + self.timeout_s,
+                )
+                payload = self._run(handler, event, context, request_id)
             duration_ms = (time.monotonic() - started) * 1000
             if duration_ms > self.timeout_s * 1000:
-                print(
-                    f"{datetime.now(UTC).isoformat()} {request_id} Task timed out after "
-                    f"{self.timeout_s:.2f} seconds (reported, not enforced locally)"
+                # Not enforced (a thread cannot be stopped), but reported as Lambda does:
+                # the invocation failed, whatever the handler returned.
+                message = f"Task timed out after {self.timeout_s:.2f} seconds"
+                print(f"{datetime.now(UTC).isoformat()} {request_id} {message}")
+                payload = _Envelope(
+                    errorMessage=f"RequestId: {request_id} Error: {message}",
+                    errorType="Sandbox.Timedout",
                 )
+            error = isinstance(payload, _Envelope)
+            if error:
+                print(f"[ERROR] {payload['errorType']}: {payload['errorMessage']}")
             print(f"END RequestId: {request_id}")
             print(
                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
@@ -202,7 +215,25 @@ class LocalFunction:
             now = int(time.time() * 1000)
             events = [(now, line) for line in lines if line.strip()]
             self.log_sink(self.log_group, self._log_stream, events)
-        return Invocation(self.name, request_id, payload, error, lines, duration_ms)
+        return Invocation(
+            self.name, request_id, dict(payload) if error else payload, error, lines, duration_ms
+        )
+
+    @staticmethod
+    def _run(
+        handler: Callable[[Any, Any], Any], event: Any, context: LambdaContext, request_id: str
+    ) -> Any:
+        try:
+            payload = handler(json.loads(json.dumps(event)), context)
+        except SystemExit as exc:
+            return runtime_error("Runtime.ExitError", exc, request_id)
+        except Exception as exc:  # noqa: BLE001 - the runtime reports every error
+            return _Envelope(error_envelope(exc, request_id))
+        try:
+            json.dumps(payload)  # the runtime serialises the response
+        except (TypeError, ValueError) as exc:
+            return runtime_error("Runtime.MarshalError", exc, request_id)
+        return payload
 
     def _load_handler(self) -> Callable[[Any, Any], Any]:
         if self._module is None:
@@ -214,6 +245,16 @@ class LocalFunction:
         if not callable(handler):
             raise RuntimeError(f"{self.name}: handler {self.handler!r} is not a callable")
         return handler  # type: ignore[no-any-return]
+
+
+class _Envelope(dict[str, Any]):
+    """An error response (as opposed to a handler's own dict result)."""
+
+
+def runtime_error(error_type: str, exc: BaseException, request_id: str) -> _Envelope:
+    """The runtime's own errors (``Runtime.ImportModuleError``, ``Runtime.ExitError``,
+    ``Runtime.MarshalError``): they carry the runtime's name, not the exception's."""
+    return _Envelope({**error_envelope(exc, request_id), "errorType": error_type})
 
 
 def error_envelope(exc: BaseException, request_id: str) -> dict[str, Any]:
@@ -235,7 +276,7 @@ def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
     its module-scope clients and caches, is new per execution environment.
     """
     root = str(code_uri)
-    if root not in sys.path:
+    if root not in sys.path:  # like LAMBDA_TASK_ROOT on the runtime's path
         sys.path.insert(0, root)
     path = code_uri.joinpath(*module_name.split(".")).with_suffix(".py")
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -259,8 +300,13 @@ def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
 @contextlib.contextmanager
 def _environment(values: Mapping[str, str]) -> Iterator[None]:
     # Key by key, never clear(): other threads (moto's interpreter, the server) read the
-    # process environment meanwhile and must not see it empty.
-    saved = {name: os.environ.get(name) for name in values}
+    # process environment meanwhile and must not see it empty. The host's own AWS_*
+    # variables (a profile, an endpoint, real credentials) are hidden meanwhile, so a
+    # handler can only reach the local cloud; other host variables stay visible.
+    hidden = [name for name in os.environ if name.startswith("AWS_") and name not in values]
+    saved = {name: os.environ.get(name) for name in [*values, *hidden]}
+    for name in hidden:
+        os.environ.pop(name, None)
     os.environ.update(values)
     try:
         yield

@@ -99,11 +99,7 @@ def load(
     for name, spec in declared.items():
         if name not in values:
             raise UnsupportedTemplate(f"Parameters.{name}", "needs a Default or an override")
-        allowed = spec.get("AllowedValues")
-        if allowed is not None and values[name] not in [str(a) for a in allowed]:
-            raise UnsupportedTemplate(
-                f"Parameters.{name}", f"{values[name]!r} is not one of {list(allowed)}"
-            )
+        _check_parameter(name, spec, values[name])
     return Template(
         path=path,
         body=body,
@@ -111,6 +107,25 @@ def load(
         config_env=config_env,
         overrides_source=from_config,
     )
+
+
+def _check_parameter(name: str, spec: Mapping[str, Any], value: str) -> None:
+    """Apply the constraints CloudFormation applies before a deploy (Type Number,
+    MinValue, MaxValue, AllowedValues), so a value ``sam deploy`` would reject fails here
+    too instead of deploying locally."""
+    where = f"Parameters.{name}"
+    allowed = spec.get("AllowedValues")
+    if allowed is not None and value not in [str(a) for a in allowed]:
+        raise UnsupportedTemplate(where, f"{value!r} is not one of {list(allowed)}")
+    if spec.get("Type") == "Number":
+        try:
+            number = float(value)
+        except ValueError:
+            raise UnsupportedTemplate(where, f"{value!r} is not a number") from None
+        if "MinValue" in spec and number < float(spec["MinValue"]):
+            raise UnsupportedTemplate(where, f"{value} is below MinValue {spec['MinValue']}")
+        if "MaxValue" in spec and number > float(spec["MaxValue"]):
+            raise UnsupportedTemplate(where, f"{value} is above MaxValue {spec['MaxValue']}")
 
 
 def _samconfig_overrides(path: Path, config_env: str) -> dict[str, str]:

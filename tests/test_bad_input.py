@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import UnexpectedBatchTypeError
 
 from order_guard import queue_worker, workflow_worker
 from order_guard.errors import InvalidOrder
@@ -152,13 +153,17 @@ def test_a_record_without_attributes_is_still_processed(
     assert queue_logs.results()[0].get("receive_count") is None
 
 
-@pytest.mark.parametrize("broken", ["no messageId", "not an object"])
+@pytest.mark.parametrize(
+    ("broken", "raised"), [("no messageId", KeyError), ("not an object", TypeError)]
+)
 def test_a_record_that_cannot_be_reported_fails_the_whole_batch_and_redelivery_loses_nothing(
     broken: str,
+    raised: type[Exception],
     queue_deps: queue_worker.Dependencies,
     lambda_context: LambdaContext,
     dynamodb: Any,
     tables: Tables,
+    queue_logs: LogCapture,
 ) -> None:
     good = sqs_record(json.dumps({"id": "beside-broken", "quantity": 1}))
     record: Any = sqs_record("an invalid body: this record must be reported")
@@ -167,18 +172,32 @@ def test_a_record_that_cannot_be_reported_fails_the_whole_batch_and_redelivery_l
     else:
         record = "not a record"
 
-    with pytest.raises(Exception):  # noqa: B017, PT011 - any raise fails the whole batch
+    # Powertools cannot name the failed record in its response, so the invocation fails.
+    with pytest.raises(raised):
         queue_worker.handle_batch({"Records": [good, record]}, lambda_context, queue_deps)
 
     # The whole batch comes back; the good record written the first time is a duplicate.
     response = queue_worker.handle_batch({"Records": [good]}, lambda_context, queue_deps)
     assert response == {"batchItemFailures": []}
+    assert queue_logs.results()[-1]["decision"] == "duplicate"
     assert scan_orders(dynamodb, tables.orders)["beside-broken"] == (1, 350)
 
 
-@pytest.mark.parametrize("event", [{}, {"Records": None}, {"records": []}, [], None])
+@pytest.mark.parametrize(
+    ("event", "raised"),
+    [
+        ({}, UnexpectedBatchTypeError),
+        ({"Records": None}, UnexpectedBatchTypeError),
+        ({"records": []}, UnexpectedBatchTypeError),
+        ([], ValueError),  # not a mapping: Powertools' "Invalid event format"
+        (None, ValueError),
+    ],
+)
 def test_events_without_records_raise_instead_of_succeeding(
-    event: Any, queue_deps: queue_worker.Dependencies, lambda_context: LambdaContext
+    event: Any,
+    raised: type[Exception],
+    queue_deps: queue_worker.Dependencies,
+    lambda_context: LambdaContext,
 ) -> None:
-    with pytest.raises(Exception):  # noqa: B017, PT011 - Powertools raises; the batch is retried
+    with pytest.raises(raised):
         queue_worker.handle_batch(event, lambda_context, queue_deps)

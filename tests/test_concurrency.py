@@ -4,11 +4,19 @@
 batch and its own DynamoDB client pointed at the local cloud's endpoint, so the
 conditional writes race for real over HTTP. (The local cloud's own Lambda bridge runs
 one invocation at a time; calling the handler directly is what lets 64 run together.)
+
+What this shows about Order Guard: with a store that makes conditional writes atomic,
+as DynamoDB does, the worker's decision (one PutItem, no read-before-write) yields
+exactly one accepted write. moto alone does not make them atomic (localcloud/
+dynamodb_atomic.py); the thread switch interval is shortened here to make interleaving
+likely, so a worker that read before writing, or a store without the guarantee, would
+show two winners in some round.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +25,7 @@ from typing import Any
 import boto3
 import pytest
 
+from localcloud import dynamodb_atomic
 from localcloud.cloud import FAKE_CREDENTIALS, LocalCloud
 from order_guard import queue_worker
 from order_guard.config import QueueWorkerSettings
@@ -30,6 +39,18 @@ ROUNDS = 50
 def server() -> Iterator[LocalCloud]:
     with LocalCloud(server_port=free_port()) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def frequent_thread_switches() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    yield
+    sys.setswitchinterval(previous)
+
+
+def test_the_local_cloud_makes_dynamodb_writes_atomic(server: LocalCloud) -> None:
+    assert dynamodb_atomic.installed()
 
 
 def _deps(server: LocalCloud) -> queue_worker.Dependencies:

@@ -56,7 +56,8 @@ def test_invoke_command_prints_response_and_logs(capsys: pytest.CaptureFixture[s
         ]
     )
     out = capsys.readouterr().out
-    assert status == 1  # the first invocation raises TransientOrderError, as designed
+    assert status == 0  # like sam local invoke: a function error is printed, not fatal
+    assert "function error (Unhandled)" in out  # after-write raises on attempt 1, by design
     assert '"errorType": "TransientOrderError"' in out
     assert '"duplicate": true' in out
     assert "START RequestId:" in out
@@ -111,3 +112,34 @@ def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
         worker = second.deployment.function("QueueWorkerFunction")
         worker.invoke(load_event("sqs-first-order"))
         assert worker._module is not module_a
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"BatchSize": "11"}, r"Parameters\.BatchSize: 11 is above MaxValue 10"),
+        ({"BatchSize": "ten"}, r"Parameters\.BatchSize: 'ten' is not a number"),
+        ({"MaxReceiveCount": "0"}, r"Parameters\.MaxReceiveCount: 0 is below MinValue 1"),
+        ({"FaultModesEnabled": "yes"}, r"Parameters\.FaultModesEnabled: 'yes' is not one of"),
+        (
+            {"NoSuchParameter": "1"},
+            r"overrides parameter NoSuchParameter: no such template parameter",
+        ),
+    ],
+)
+def test_parameter_values_sam_deploy_would_reject_fail_locally_too(
+    override: dict[str, str], message: str
+) -> None:
+    with pytest.raises(UnsupportedTemplate, match=message):
+        load(overrides=override)
+
+
+def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:
+    with LocalCloud() as cloud:
+        (alarm,) = cloud.client("cloudwatch").describe_alarms(
+            AlarmNames=[cloud.outputs["JobsDeadLetterQueueAlarmName"]]
+        )["MetricAlarms"]
+    dlq_name = cloud.outputs["JobsDeadLetterQueueArn"].rsplit(":", 1)[1]
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": dlq_name}]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0.0)

@@ -51,3 +51,64 @@ def test_verify_passes_against_server_mode(server: LocalCloud) -> None:
         "Items"
     ]
     assert not [i for i in items if i["id"]["S"].endswith("-server-test")]
+
+
+def test_invoke_reaches_the_functions_of_a_running_server(
+    server: LocalCloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localcloud import cli
+
+    status = cli.main(
+        [
+            "invoke",
+            "WorkflowWorkerFunction",
+            "-e",
+            "events/workflow-different-order.json",
+            "--endpoint-url",
+            str(server.endpoint_url),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert '"total_cents": 350' in out
+    assert "START RequestId:" in out  # the LogType=Tail log of the invocation
+
+
+def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "localcloud", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            lines.append(line)
+            if line.startswith("Ctrl-C stops the server"):
+                break
+        printed = "".join(lines)
+        assert f"listening on http://127.0.0.1:{port}" in printed
+        for output in (
+            "JobsQueueUrl",
+            "OrdersTableName",
+            "OrdersStateMachineArn",
+            "QueueWorkerFunctionName",
+        ):
+            assert output in printed
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+        assert "stopping" in process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -220,7 +220,9 @@ def test_lambda_handler_builds_its_dependencies_from_the_environment(
     assert scan_orders(dynamodb, tables.orders) == {"dedup-order": (4, 1100)}
 
 
-def test_a_missing_table_name_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_table_name_fails_when_the_environment_is_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("ORDERS_TABLE_NAME", raising=False)
     queue_worker.dependencies.cache_clear()
     try:

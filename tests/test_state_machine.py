@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from statelint.config import Config
 from statelint.linter import Linter
@@ -100,7 +101,7 @@ def test_store_order_invokes_the_worker_with_the_whole_input() -> None:
 
 
 def test_store_order_retries_transient_errors_one_then_two_seconds() -> None:
-    transient, service = STATES["StoreOrder"]["Retry"]
+    transient, service, _ = STATES["StoreOrder"]["Retry"]
     assert transient == {
         "ErrorEquals": ["TransientOrderError"],
         "IntervalSeconds": 1,
@@ -108,6 +109,20 @@ def test_store_order_retries_transient_errors_one_then_two_seconds() -> None:
         "MaxAttempts": 2,
     }
     assert service["ErrorEquals"] == LAMBDA_SERVICE_ERRORS
+
+
+def test_store_order_retries_timeouts_and_dynamodb_throttling_because_the_write_is_idempotent() -> (
+    None
+):
+    *_, idempotent = STATES["StoreOrder"]["Retry"]
+    assert idempotent["ErrorEquals"] == [
+        "Lambda.Unknown",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    ]
+    assert idempotent["MaxAttempts"] == 2
 
 
 def test_nothing_retries_invalid_orders_or_conflicts() -> None:
@@ -154,11 +169,17 @@ def custom_error_names() -> set[str]:
     return names
 
 
-def test_every_custom_error_name_is_an_error_class_with_exactly_that_name() -> None:
+def test_every_custom_error_name_is_a_class_the_worker_can_raise_under_that_name() -> None:
+    """The runtime reports the unqualified class name: each name must be one of ours, or
+    a DynamoDB error botocore models as its own class (else it arrives as ClientError)."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     for name in custom_error_names():
-        cls = getattr(errors, name)
+        if hasattr(errors, name):
+            cls = getattr(errors, name)
+            assert cls.__bases__ == (Exception,), f"{name} must not subclass another domain error"
+        else:
+            cls = getattr(dynamodb.exceptions, name)
         assert cls.__name__ == name
-        assert cls.__bases__ == (Exception,), f"{name} must not subclass another domain error"
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,7 @@ def test_normal_mode_stores_and_returns_the_priced_order(
 
 def test_mode_defaults_to_normal(workflow_deps: Deps, lambda_context: LambdaContext) -> None:
     result = workflow_worker.handle({"id": "plain", "quantity": 2}, lambda_context, workflow_deps)
-    assert result["duplicate"] is False
+    assert result == {"id": "plain", "quantity": 2, "total_cents": 600, "duplicate": False}
 
 
 def test_flaky_fails_attempt_one_before_the_write_and_then_succeeds(
