@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from localcloud.cloud import LocalCloud
-from localcloud.report import dumps, render, summary
+from localcloud.report import dumps, live, render, summary
 from localcloud.scenarios import queue_scenario, workflow_scenario
 
 console = Console(highlight=False)
@@ -40,8 +40,8 @@ def demo(args: argparse.Namespace) -> int:
             console.print(
                 f"[dim]note: {note} — so redelivery and redrive take seconds, not minutes"
             )
-        reports = [queue_scenario(cloud), workflow_scenario(cloud)]
-        render(console, reports)
+        show = live(console)
+        reports = [queue_scenario(cloud, listener=show), workflow_scenario(cloud, listener=show)]
     passed, failed = summary(reports)
     elapsed = time.monotonic() - started
     console.rule()
@@ -165,8 +165,7 @@ def verify(args: argparse.Namespace) -> int:
         args.stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
     )
     console.print(f"[bold]verify[/] stack {args.stack_name} ({args.endpoint_url or 'AWS'})")
-    reports = run(target, run_id=args.run_id, keep=args.keep)
-    render(console, reports)
+    reports = run(target, run_id=args.run_id, keep=args.keep, listener=live(console))
     passed, failed = summary(reports)
     console.rule()
     console.print(f"{passed} ✓, {failed} ✗ in {time.monotonic() - started:.1f} s")

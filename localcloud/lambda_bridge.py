@@ -100,23 +100,29 @@ LogSink = Callable[[str, str, list[tuple[int, str]]], None]
 
 
 class _InvocationOutput(io.TextIOBase):
-    """A stream that sends writes to the current invocation's buffer.
+    """A stream that sends the invoking thread's writes to the current invocation's buffer.
 
     Installed as ``sys.stdout``/``sys.stderr`` during an invocation and during the cold
     start, so a logging handler created at import time (Powertools binds ``sys.stdout``
-    when its ``Logger`` is created) keeps writing into the right invocation.
+    when its ``Logger`` is created) keeps writing into the right invocation. Writes from
+    any other thread (the server, a poller) go where they would have gone, so they never
+    land in a function's log group.
     """
 
     def __init__(self) -> None:
         self.buffer_: io.StringIO | None = None
+        self.owner: int | None = None
+        self.fallback: Any = None
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        target = self.buffer_ if self.buffer_ is not None else sys.__stdout__
+        if self.buffer_ is not None and threading.get_ident() == self.owner:
+            return self.buffer_.write(text)
+        target = self.fallback if self.fallback not in (None, self) else sys.__stdout__
         assert target is not None
-        return target.write(text)
+        return int(target.write(text))
 
     def flush(self) -> None:
         return None
@@ -320,12 +326,12 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _captured(buffer: io.StringIO) -> Iterator[None]:
-    _OUTPUT.buffer_ = buffer
+    _OUTPUT.buffer_, _OUTPUT.owner, _OUTPUT.fallback = buffer, threading.get_ident(), sys.stdout
     try:
         with contextlib.redirect_stdout(_OUTPUT), contextlib.redirect_stderr(_OUTPUT):
             yield
     finally:
-        _OUTPUT.buffer_ = None
+        _OUTPUT.buffer_, _OUTPUT.owner, _OUTPUT.fallback = None, None, None
 
 
 # --- the moto hook -----------------------------------------------------------------------

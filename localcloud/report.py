@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from localcloud.scenarios import Report
+from localcloud.scenarios import Report, Step, StepListener
 
 _STYLE = {
     "accepted": "green",
@@ -27,30 +27,53 @@ def _item(value: Mapping[str, Any] | None) -> str:
 
 
 def render(console: Console, reports: Iterable[Report]) -> None:
+    """Print whole reports (each header, then each step)."""
     for report in reports:
-        console.rule(f"[bold]{report.name}")
-        for note in report.notes:
-            console.print(f"[dim]note: {note}")
+        render_header(console, report)
         for step in report.steps:
-            console.print(f"\n[bold]{step.title}")
-            if step.rows:
-                table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-                for column in ("order id", "delivery", "decision", "previous item", "stored item"):
-                    table.add_column(column)
-                for row in step.rows:
-                    style = _STYLE.get(row.decision, "")
-                    table.add_row(
-                        row.order_id or "—",
-                        row.note,
-                        f"[{style}]{row.decision}[/]" if style else row.decision,
-                        _item(row.previous),
-                        _item(row.stored),
-                    )
-                console.print(table)
-            for check in step.checks:
-                mark = "[green]✓[/]" if check.ok else "[red]✗[/]"
-                detail = "" if check.ok or not check.detail else f"  [dim]({check.detail})"
-                console.print(f"  {mark} {check.label}{detail}")
+            render_step(console, step)
+
+
+def render_header(console: Console, report: Report) -> None:
+    console.rule(f"[bold]{report.name}")
+    for note in report.notes:
+        console.print(f"[dim]note: {note}")
+
+
+def render_step(console: Console, step: Step) -> None:
+    """One step: its write decisions as a table, then ✓/✗ per expectation."""
+    console.print(f"\n[bold]{step.title}")
+    if step.rows:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for column in ("order id", "delivery", "decision", "previous item", "stored item"):
+            table.add_column(column)
+        for row in step.rows:
+            style = _STYLE.get(row.decision, "")
+            table.add_row(
+                row.order_id or "—",
+                row.note,
+                f"[{style}]{row.decision}[/]" if style else row.decision,
+                _item(row.previous),
+                _item(row.stored),
+            )
+        console.print(table)
+    for check in step.checks:
+        mark = "[green]✓[/]" if check.ok else "[red]✗[/]"
+        detail = "" if check.ok or not check.detail else f"  [dim]({check.detail})"
+        console.print(f"  {mark} {check.label}{detail}")
+
+
+def live(console: Console) -> StepListener:
+    """A step listener that prints each report's header once, then each step as it ends."""
+    started: set[int] = set()
+
+    def show(report: Report, step: Step) -> None:
+        if id(report) not in started:
+            started.add(id(report))
+            render_header(console, report)
+        render_step(console, step)
+
+    return show
 
 
 def summary(reports: Iterable[Report]) -> tuple[int, int]:

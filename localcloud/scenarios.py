@@ -62,12 +62,22 @@ class Step:
         return bool(ok)
 
 
+StepListener = Callable[["Report", Step], None]
+"""Called with each finished step, so a long run (verify on AWS) can show progress."""
+
+
 @dataclass
 class Report:
     name: str
     steps: list[Step] = field(default_factory=list)
     created_ids: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    listener: StepListener | None = field(default=None, repr=False)
+
+    def add(self, step: Step) -> None:
+        self.steps.append(step)
+        if self.listener is not None:
+            self.listener(self, step)
 
     @property
     def ok(self) -> bool:
@@ -288,10 +298,16 @@ def _rows(lines: list[dict[str, Any]], target: Target) -> list[Row]:
 # --- the queue scenario -----------------------------------------------------------------
 
 
-def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float = 120.0) -> Report:
+def queue_scenario(
+    target: Target,
+    *,
+    suffix: str = "",
+    settle_timeout_s: float = 120.0,
+    listener: StepListener | None = None,
+) -> Report:
     """The seed queue scenario (issue 3 §5): first order, two copies, an independent order,
     then a conflicting copy that must end in the dead-letter queue."""
-    report = Report("Queue scenario: SQS → QueueWorkerFunction → OrdersTable")
+    report = Report("Queue scenario: SQS → QueueWorkerFunction → OrdersTable", listener=listener)
     group = target.outputs["QueueWorkerLogGroupName"]
     queue = target.outputs["JobsQueueUrl"]
     sqs = target.client("sqs")
@@ -316,7 +332,7 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
             item is not None and (item["quantity"], item["total_cents"]) == total,
             f"stored {item}",
         )
-        report.steps.append(step)
+        report.add(step)
         return step
 
     first = load_event("sqs-first-order")["Records"][0]["body"]
@@ -351,7 +367,7 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
     )
     totals.expect("queue empty (visible + in flight = 0)", queue_depth(target, queue) == (0, 0))
     totals.expect("no message of this run in the DLQ", dead_letters(target, [dedup, other]) == [])
-    report.steps.append(totals)
+    report.add(totals)
 
     receives = max_receive_count(target)
     conflict = Step(f"5. {dedup} quantity 5 (conflicting copy)")
@@ -382,7 +398,7 @@ def queue_scenario(target: Target, *, suffix: str = "", settle_timeout_s: float 
         item is not None and (item["quantity"], item["total_cents"]) == (4, 1100),
         f"{item}",
     )
-    report.steps.append(conflict)
+    report.add(conflict)
     return report
 
 
@@ -451,10 +467,13 @@ def _expect_summary(step: Step, output: Any, total_cents: int) -> None:
     )
 
 
-def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
+def workflow_scenario(
+    target: Target, *, suffix: str = "", listener: StepListener | None = None
+) -> Report:
     """The seed workflow scenario (issue 3 §5): after-write, repeated, different order."""
     report = Report(
-        "Workflow scenario: StartExecution → OrdersStateMachine → WorkflowWorkerFunction"
+        "Workflow scenario: StartExecution → OrdersStateMachine → WorkflowWorkerFunction",
+        listener=listener,
     )
     group = target.outputs["WorkflowWorkerLogGroupName"]
     protected, different = f"protected-order{suffix}", f"different-order{suffix}"
@@ -482,7 +501,7 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
         step.expect("execution SUCCEEDED", described["status"] == "SUCCEEDED", described["status"])
         output = json.loads(described.get("output") or "null")
         check(step, output, store_attempts)
-        report.steps.append(step)
+        report.add(step)
 
     def after_write(step: Step, output: Any, store: list[TaskAttempt]) -> None:
         step.expect(
@@ -556,7 +575,7 @@ def workflow_scenario(target: Target, *, suffix: str = "") -> Report:
         scan == {protected: (4, 1100), different: (1, 350)},
         f"{scan}",
     )
-    report.steps.append(totals)
+    report.add(totals)
     return report
 
 

@@ -13,7 +13,14 @@ from typing import Any
 import boto3
 
 from localcloud.cloud import FAKE_CREDENTIALS
-from localcloud.scenarios import Report, cleanup, queue_depth, queue_scenario, workflow_scenario
+from localcloud.scenarios import (
+    Report,
+    StepListener,
+    cleanup,
+    queue_depth,
+    queue_scenario,
+    workflow_scenario,
+)
 
 
 class StackTarget:
@@ -63,13 +70,19 @@ class StackTarget:
         raise TimeoutError(f"JobsQueue still holds messages after {timeout_s} s")
 
 
-def verify(target: StackTarget, *, run_id: str | None = None, keep: bool = False) -> list[Report]:
+def verify(
+    target: StackTarget,
+    *,
+    run_id: str | None = None,
+    keep: bool = False,
+    listener: StepListener | None = None,
+) -> list[Report]:
     """Both seed scenarios with ids suffixed ``-<run_id>``; cleans up unless ``keep``."""
     suffix = f"-{run_id or time.strftime('%Y%m%d%H%M%S')}"
     reports: list[Report] = []
     try:
-        reports.append(queue_scenario(target, suffix=suffix))
-        reports.append(workflow_scenario(target, suffix=suffix))
+        reports.append(queue_scenario(target, suffix=suffix, listener=listener))
+        reports.append(workflow_scenario(target, suffix=suffix, listener=listener))
     finally:
         if not keep:
             created = {order_id for report in reports for order_id in report.created_ids}

@@ -82,3 +82,9 @@ def test_sys_exit_is_runtime_exit_error() -> None:
 
 def test_a_response_that_is_not_json_is_runtime_marshal_error() -> None:
     assert function("probe.unserialisable").invoke({}).error_type == "Runtime.MarshalError"
+
+
+def test_only_the_invoking_threads_output_lands_in_the_invocation_log() -> None:
+    invocation = function("probe.chatty_neighbour").invoke({})
+    assert "from the handler" in invocation.log_lines
+    assert "from another thread" not in invocation.log_lines
