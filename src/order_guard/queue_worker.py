@@ -21,7 +21,6 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -36,7 +35,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, QueueWorkerSettings
 from order_guard.orders import parse_job_body
-from order_guard.store import Decision, decision_for_error, put_order_once
+from order_guard.store import Decision, decision_for_error, provenance, put_order_once
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -128,10 +127,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
             deps.dynamodb,
             deps.settings.orders_table,
             order,
-            provenance={
-                "first_written_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                "first_written_by": f"sqs:{fields['message_id']}",
-            },
+            provenance=provenance(f"sqs:{fields['message_id']}"),
         )
     except Exception as exc:
         decision = decision_for_error(exc)
@@ -177,4 +173,4 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
 
 
 def _count(decision: Decision) -> None:
-    metrics.add_metric(name=f"Orders{decision.value.title()}", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=decision.metric_name, unit=MetricUnit.Count, value=1)

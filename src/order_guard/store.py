@@ -34,6 +34,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,11 @@ class Decision(StrEnum):
     CONFLICT = "conflict"
     INVALID = "invalid"
     ERROR = "error"
+
+    @property
+    def metric_name(self) -> str:
+        """The CloudWatch metric counted per decision: ``OrdersAccepted`` …"""
+        return f"Orders{self.value.title()}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +213,15 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
         ReturnValues="UPDATED_NEW",
     )
     return int(response["Attributes"]["attempts"]["N"])
+
+
+def provenance(source: str) -> dict[str, str]:
+    """Provenance attributes for a new item: ``first_written_at`` (ISO 8601 UTC, ms)
+    and ``first_written_by`` (``sqs:<messageId>`` or ``lambda:<request id>``)."""
+    return {
+        "first_written_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "first_written_by": source,
+    }
 
 
 def decision_for_error(exc: BaseException) -> Decision:

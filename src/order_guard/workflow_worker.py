@@ -35,7 +35,6 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
@@ -49,6 +48,7 @@ from order_guard.store import (
     Decision,
     count_attempt,
     decision_for_error,
+    provenance,
     put_order_once,
     read_order,
 )
@@ -142,10 +142,7 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             deps.dynamodb,
             deps.settings.orders_table,
             order,
-            provenance={
-                "first_written_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                "first_written_by": f"lambda:{invocation_id}",
-            },
+            provenance=provenance(f"lambda:{invocation_id}"),
         )
     except Exception as exc:
         _log_result(
@@ -211,7 +208,7 @@ def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
 
 
 def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
-    metrics.add_metric(name=f"Orders{decision.value.title()}", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=decision.metric_name, unit=MetricUnit.Count, value=1)
     log = logger.info if decision in (Decision.ACCEPTED, Decision.DUPLICATE) else logger.warning
     log(
         "RESULT",
