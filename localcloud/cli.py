@@ -122,9 +122,13 @@ def invoke(args: argparse.Namespace) -> int:
         name = target.outputs.get(f"{args.function}Name", args.function)
         lambda_client = target.client("lambda")
         for event_file, event in events:
-            response = lambda_client.invoke(
-                FunctionName=name, Payload=json.dumps(event).encode(), LogType="Tail"
-            )
+            try:
+                response = lambda_client.invoke(
+                    FunctionName=name, Payload=json.dumps(event).encode(), LogType="Tail"
+                )
+            except lambda_client.exceptions.ResourceNotFoundException:
+                console.print(f"[red]no function {args.function!r} on {args.endpoint_url}")
+                return 2
             log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
             body = json.loads(response["Payload"].read() or b"null")
             _show(args.function, event_file, log.splitlines(), body, response.get("FunctionError"))

@@ -87,7 +87,12 @@ class LocalCloud:
     def start(self) -> Deployment:
         lambda_bridge.install()
         dynamodb_atomic.install()
-        self._set_environ({**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region})
+        # While the local cloud runs, the host's own AWS_* variables (a profile, an
+        # endpoint, real credentials) are hidden from everything in this process: the
+        # handlers it runs must reach only the emulator. stop() puts them back.
+        ours = {**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region}
+        self._hide_environ([n for n in os.environ if n.startswith("AWS_") and n not in ours])
+        self._set_environ(ours)
         if self.server_port is None:
             self._mock = mock_aws(config=MOTO_CONFIG)
             self._mock.start()
@@ -145,6 +150,11 @@ class LocalCloud:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _hide_environ(self, names: list[str]) -> None:
+        for name in names:
+            self._saved_environ.setdefault(name, os.environ.get(name))
+            os.environ.pop(name, None)
 
     def _set_environ(self, values: Mapping[str, str]) -> None:
         for name, value in values.items():

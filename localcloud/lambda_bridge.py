@@ -6,9 +6,11 @@
   on Lambda, and never shared between functions or between local clouds.
 - **Environment**: each invocation sees the function's variables (``Globals`` merged
   with the function's own, references resolved) and the variables the runtime sets
-  (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …) on top of the host process's
-  environment, whose own ``AWS_*`` variables are hidden (no real profile, endpoint or
-  credentials can leak in); everything is restored afterwards. A variable the template
+  (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …, and ``AWS_CONFIG_FILE`` /
+  ``AWS_SHARED_CREDENTIALS_FILE`` pointed at an empty file, as Lambda has no
+  ``~/.aws``) on top of the host process's environment, whose own ``AWS_*`` variables
+  ``LocalCloud`` hides while it runs (no real profile, endpoint or credentials can leak
+  in); the invocation's variables are removed afterwards. A variable the template
   forgets but your shell sets is therefore still visible locally: the process is shared.
   Because the environment is process-wide, invocations run one at a time (a
   process-wide lock), like a function with reserved concurrency 1.
@@ -19,7 +21,8 @@
   ``{"errorMessage", "errorType", "requestId", "stackTrace"}`` with ``errorType`` the
   unqualified class name, and the invoke response carries ``X-Amz-Function-Error:
   Unhandled``, so Step Functions retriers and catchers match by name. A failed import
-  is ``Runtime.ImportModuleError``, ``sys.exit`` is ``Runtime.ExitError`` and a response
+  is ``Runtime.ImportModuleError``, a missing handler ``Runtime.HandlerNotFound``,
+  ``sys.exit`` is ``Runtime.ExitError`` and a response
   that is not JSON is ``Runtime.MarshalError``. The timeout is reported, not enforced
   (a thread cannot be killed): an invocation that outlives it is logged as ``Task timed
   out`` and fails with ``Sandbox.Timedout``, whatever the handler returned (its side
@@ -100,35 +103,37 @@ LogSink = Callable[[str, str, list[tuple[int, str]]], None]
 
 
 class _InvocationOutput(io.TextIOBase):
-    """A stream that sends the invoking thread's writes to the current invocation's buffer.
+    """A stream that sends an invocation's writes to the invocation's buffer.
 
     Installed as ``sys.stdout``/``sys.stderr`` during an invocation and during the cold
     start, so a logging handler created at import time (Powertools binds ``sys.stdout``
     when its ``Logger`` is created) keeps writing into the right invocation. Writes from
-    any other thread (the server, a poller) go where they would have gone, so they never
-    land in a function's log group.
+    the invoking thread and from threads the handler starts go to the invocation; writes
+    from threads that were already running (the server, a poller) go where they would
+    have gone, so they never land in a function's log group.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name_ = name
         self.buffer_: io.StringIO | None = None
-        self.owner: int | None = None
-        self.fallback: Any = None
+        self.outside: frozenset[int] = frozenset()
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        if self.buffer_ is not None and threading.get_ident() == self.owner:
+        if self.buffer_ is not None and threading.get_ident() not in self.outside:
             return self.buffer_.write(text)
-        target = self.fallback if self.fallback not in (None, self) else sys.__stdout__
-        assert target is not None
-        return int(target.write(text))
+        fallback = getattr(sys, f"__{self.name_}__")
+        assert fallback is not None
+        return int(fallback.write(text))
 
     def flush(self) -> None:
         return None
 
 
-_OUTPUT = _InvocationOutput()
+_STDOUT = _InvocationOutput("stdout")
+_STDERR = _InvocationOutput("stderr")
 
 
 @dataclass
@@ -162,6 +167,11 @@ class LocalFunction:
             "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
             "LAMBDA_TASK_ROOT": str(self.code_uri),
             "_HANDLER": self.handler,
+            # Lambda has no ~/.aws: the host's config and credentials files must not
+            # give a handler another endpoint, profile or real credentials.
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "AWS_EC2_METADATA_DISABLED": "true",
         }
         if request_id:
             base["_X_AMZN_TRACE_ID"] = f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}"
@@ -183,6 +193,12 @@ class LocalFunction:
             payload: Any
             try:
                 handler = self._load_handler()
+            except _HandlerNotFound as exc:
+                handler = None
+                payload = runtime_error("Runtime.HandlerNotFound", exc, request_id)
+            except SystemExit as exc:
+                handler = None
+                payload = runtime_error("Runtime.ExitError", exc, request_id)
             except Exception as exc:  # noqa: BLE001 - the runtime reports a failed init
                 handler = None
                 payload = runtime_error("Runtime.ImportModuleError", exc, request_id)
@@ -249,8 +265,12 @@ class LocalFunction:
             attribute = self.handler.rpartition(".")[2]
         handler = getattr(self._module, attribute, None)
         if not callable(handler):
-            raise RuntimeError(f"{self.name}: handler {self.handler!r} is not a callable")
+            raise _HandlerNotFound(f"{self.handler}: the module has no callable {attribute!r}")
         return handler  # type: ignore[no-any-return]
+
+
+class _HandlerNotFound(Exception):
+    """The handler module loaded but has no such function."""
 
 
 class _Envelope(dict[str, Any]):
@@ -306,18 +326,18 @@ def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
 @contextlib.contextmanager
 def _environment(values: Mapping[str, str]) -> Iterator[None]:
     # Key by key, never clear(): other threads (moto's interpreter, the server) read the
-    # process environment meanwhile and must not see it empty. The host's own AWS_*
-    # variables (a profile, an endpoint, real credentials) are hidden meanwhile, so a
-    # handler can only reach the local cloud; other host variables stay visible.
-    hidden = [name for name in os.environ if name.startswith("AWS_") and name not in values]
-    saved = {name: os.environ.get(name) for name in [*values, *hidden]}
-    for name in hidden:
-        os.environ.pop(name, None)
+    # process environment meanwhile and must not see it empty. A variable is put back
+    # only if it still holds the invocation's value, so another thread's change made
+    # meanwhile is kept. (LocalCloud hides the host's own AWS_* variables for its whole
+    # lifetime; see localcloud.cloud.)
+    saved = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
     try:
         yield
     finally:
         for name, value in saved.items():
+            if os.environ.get(name) != values[name]:
+                continue
             if value is None:
                 os.environ.pop(name, None)
             else:
@@ -326,12 +346,16 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _captured(buffer: io.StringIO) -> Iterator[None]:
-    _OUTPUT.buffer_, _OUTPUT.owner, _OUTPUT.fallback = buffer, threading.get_ident(), sys.stdout
+    invoking = threading.get_ident()
+    outside = frozenset(t.ident for t in threading.enumerate() if t.ident not in (None, invoking))
+    for stream in (_STDOUT, _STDERR):
+        stream.buffer_, stream.outside = buffer, outside
     try:
-        with contextlib.redirect_stdout(_OUTPUT), contextlib.redirect_stderr(_OUTPUT):
+        with contextlib.redirect_stdout(_STDOUT), contextlib.redirect_stderr(_STDERR):
             yield
     finally:
-        _OUTPUT.buffer_, _OUTPUT.owner, _OUTPUT.fallback = None, None, None
+        for stream in (_STDOUT, _STDERR):
+            stream.buffer_, stream.outside = None, frozenset()
 
 
 # --- the moto hook -----------------------------------------------------------------------

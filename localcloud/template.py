@@ -9,6 +9,7 @@ then by explicit overrides. Supported intrinsics: ``Ref``, ``Fn::GetAtt``, ``Fn:
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import tomllib
@@ -122,6 +123,8 @@ def _check_parameter(name: str, spec: Mapping[str, Any], value: str) -> None:
             number = float(value)
         except ValueError:
             raise UnsupportedTemplate(where, f"{value!r} is not a number") from None
+        if not math.isfinite(number):
+            raise UnsupportedTemplate(where, f"{value!r} is not a finite number")
         if "MinValue" in spec and number < float(spec["MinValue"]):
             raise UnsupportedTemplate(where, f"{value} is below MinValue {spec['MinValue']}")
         if "MaxValue" in spec and number > float(spec["MaxValue"]):

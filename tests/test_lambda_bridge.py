@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from localcloud.cloud import LocalCloud
 from localcloud.lambda_bridge import LocalFunction
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bridge_functions"
@@ -27,30 +31,44 @@ def function(
     )
 
 
-def test_the_host_aws_variables_are_hidden_and_the_function_variables_shown(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("AWS_PROFILE", "production-admin")
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.example")
+def test_a_handler_sees_its_variables_and_no_host_aws_config_files() -> None:
     probe = function("probe.environment", environment={"ORDERS_TABLE_NAME": "local-orders"})
 
     seen = probe.invoke(
         {
             "names": [
-                "AWS_PROFILE",
-                "AWS_ENDPOINT_URL_DYNAMODB",
                 "ORDERS_TABLE_NAME",
                 "AWS_LAMBDA_FUNCTION_NAME",
+                "AWS_CONFIG_FILE",
+                "AWS_SHARED_CREDENTIALS_FILE",
             ]
         }
     ).payload
 
     assert seen == {
-        "AWS_PROFILE": None,
-        "AWS_ENDPOINT_URL_DYNAMODB": None,
         "ORDERS_TABLE_NAME": "local-orders",
         "AWS_LAMBDA_FUNCTION_NAME": probe.name,
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     }
+
+
+def test_a_local_cloud_hides_the_host_aws_variables_while_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "production-admin")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.example")
+    with LocalCloud():
+        assert "AWS_PROFILE" not in os.environ
+        assert "AWS_ENDPOINT_URL_DYNAMODB" not in os.environ
+    assert os.environ["AWS_PROFILE"] == "production-admin"
+    assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "https://dynamodb.example"
+
+
+def test_a_change_another_thread_makes_meanwhile_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXTRA", "host")
+    function("probe.another_thread_changes_extra", environment={"EXTRA": "function"}).invoke({})
+    assert os.environ["EXTRA"] == "changed meanwhile"
 
 
 def test_after_the_invocation_the_host_environment_is_back(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,7 +102,21 @@ def test_a_response_that_is_not_json_is_runtime_marshal_error() -> None:
     assert function("probe.unserialisable").invoke({}).error_type == "Runtime.MarshalError"
 
 
-def test_only_the_invoking_threads_output_lands_in_the_invocation_log() -> None:
-    invocation = function("probe.chatty_neighbour").invoke({})
+def test_output_of_threads_running_before_the_invocation_stays_out_of_its_log() -> None:
+    stop = threading.Event()
+
+    def server_thread() -> None:
+        while not stop.is_set():
+            print("from a thread that was already running")
+            time.sleep(0.001)
+
+    background = threading.Thread(target=server_thread)
+    background.start()
+    try:
+        invocation = function("probe.chatty_neighbour").invoke({})
+    finally:
+        stop.set()
+        background.join()
     assert "from the handler" in invocation.log_lines
-    assert "from another thread" not in invocation.log_lines
+    assert "from a thread the handler started" in invocation.log_lines
+    assert "from a thread that was already running" not in invocation.log_lines

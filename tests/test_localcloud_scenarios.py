@@ -143,3 +143,18 @@ def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:
     assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": dlq_name}]
     assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
     assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0.0)
+
+
+def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
+    """Every invocation outlives a 0 s timeout: 1 attempt + 2 retries, then the execution
+    fails with the timeout's name (the retrier waits 2 s, then 4 s)."""
+    from localcloud.scenarios import run_execution, task_attempts
+
+    with LocalCloud() as cloud:
+        cloud.deployment.function("WorkflowWorkerFunction").timeout_s = 0
+        described, history = run_execution(
+            cloud, "timeout-order", {"id": "timeout-order", "quantity": 2}
+        )
+    store = [attempt for attempt in task_attempts(history) if attempt.state == "StoreOrder"]
+    assert [attempt.error for attempt in store] == ["Sandbox.Timedout"] * 3
+    assert described["status"] == "FAILED"

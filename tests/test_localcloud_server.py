@@ -75,10 +75,11 @@ def test_invoke_reaches_the_functions_of_a_running_server(
 
 
 def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
+    import queue
     import signal
     import subprocess
     import sys
-    import time
+    import threading
 
     port = free_port()
     process = subprocess.Popen(
@@ -87,16 +88,28 @@ def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    try:
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # readline() blocks: read on a thread, wait on the queue
         assert process.stdout is not None
-        lines: list[str] = []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            lines.append(line)
-            if line.startswith("Ctrl-C stops the server"):
-                break
-        printed = "".join(lines)
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+    def read_until(marker: str, timeout_s: float) -> str:
+        seen = []
+        while True:
+            line = lines.get(timeout=timeout_s)  # raises queue.Empty on a silent hang
+            if line is None:
+                return "".join(seen)
+            seen.append(line)
+            if line.startswith(marker):
+                return "".join(seen)
+
+    try:
+        printed = read_until("Ctrl-C stops the server", timeout_s=60)
         assert f"listening on http://127.0.0.1:{port}" in printed
         for output in (
             "JobsQueueUrl",
@@ -107,7 +120,7 @@ def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
             assert output in printed
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0
-        assert "stopping" in process.stdout.read()
+        assert "stopping" in read_until("stopping", timeout_s=5)
     finally:
         if process.poll() is None:
             process.kill()

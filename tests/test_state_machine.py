@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.exceptions
 import pytest
 from statelint.config import Config
 from statelint.linter import Linter
@@ -117,10 +118,14 @@ def test_store_order_retries_timeouts_and_dynamodb_throttling_because_the_write_
     *_, idempotent = STATES["StoreOrder"]["Retry"]
     assert idempotent["ErrorEquals"] == [
         "Lambda.Unknown",
+        "Sandbox.Timedout",
         "ProvisionedThroughputExceededException",
         "ThrottlingException",
         "RequestLimitExceeded",
         "InternalServerError",
+        "ReadTimeoutError",
+        "ConnectTimeoutError",
+        "EndpointConnectionError",
     ]
     assert idempotent["MaxAttempts"] == 2
 
@@ -162,6 +167,8 @@ def test_states_all_appears_only_alone_and_last() -> None:
 
 
 def custom_error_names() -> set[str]:
+    """Names a worker raises itself (``States.*``, ``Lambda.*``, ``Sandbox.*`` come from
+    the services)."""
     names = set()
     for state in STATES.values():
         for entry in state.get("Retry", []) + state.get("Catch", []):
@@ -177,6 +184,8 @@ def test_every_custom_error_name_is_a_class_the_worker_can_raise_under_that_name
         if hasattr(errors, name):
             cls = getattr(errors, name)
             assert cls.__bases__ == (Exception,), f"{name} must not subclass another domain error"
+        elif hasattr(botocore.exceptions, name):
+            cls = getattr(botocore.exceptions, name)
         else:
             cls = getattr(dynamodb.exceptions, name)
         assert cls.__name__ == name
