@@ -12,8 +12,11 @@ SCAN_VENV := .venv-scan
 SCAN_BIN := $(abspath $(SCAN_VENV))/bin
 SCAN_STAMP := $(SCAN_VENV)/.installed-$(shell cat requirements-scan.txt | cksum | cut -d' ' -f1)
 
-# The interpreter that builds .venv: python3.13 if it runs, else pyenv's 3.13.x.
-PYTHON313 ?= $(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null || PYENV_VERSION=3.13 pyenv which python 2>/dev/null)
+# The interpreter that builds .venv: python3.13 if it runs, else pyenv's 3.13.x (found
+# through pyenv, or in pyenv's folder when pyenv itself is not on PATH).
+PYTHON313 ?= $(shell python3.13 -c 'import sys; print(sys.executable)' 2>/dev/null \
+	|| PYENV_VERSION=3.13 pyenv which python 2>/dev/null \
+	|| ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.13*/bin/python3.13 2>/dev/null | tail -n 1)
 
 # The venv's bin/ first on PATH puts python3.13 there, which `sam build` checks for.
 export PATH := $(BIN):$(PATH)
