@@ -4,7 +4,7 @@ source mapping, in-process (for tests and the demo) or as a server on 127.0.0.1:
 In-process::
 
     with LocalCloud() as cloud:
-        cloud.sqs.send_message(QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=...)
+        cloud.client("sqs").send_message(QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=...)
         cloud.drain()                       # run the event source mapping until the queue is empty
 
 Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this process,
@@ -27,7 +27,7 @@ from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from localcloud import dynamodb_atomic, lambda_bridge
+from localcloud import dynamodb_atomic, faults, lambda_bridge
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
 from localcloud.scenarios import queue_depth
@@ -87,6 +87,7 @@ class LocalCloud:
     def start(self) -> Deployment:
         lambda_bridge.install()
         dynamodb_atomic.install()
+        faults.install()
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
         # handlers it runs must reach only the emulator. stop() puts them back.

@@ -51,7 +51,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -60,6 +60,8 @@ from typing import Any
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
 _INVOCATION_LOCK = threading.RLock()
+# The function running now and the threads that are not part of its invocation.
+_ACTIVE: tuple[LocalFunction, frozenset[int]] | None = None
 
 
 @dataclass
@@ -188,7 +190,7 @@ class LocalFunction:
         started = time.monotonic()
         if self._module is None:
             self._log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
-        with _environment(self.runtime_environment(request_id)), _captured(buffer):
+        with _environment(self.runtime_environment(request_id)), _captured(buffer, self):
             print(f"START RequestId: {request_id} Version: $LATEST")
             payload: Any
             try:
@@ -217,12 +219,8 @@ class LocalFunction:
             if duration_ms > self.timeout_s * 1000:
                 # Not enforced (a thread cannot be stopped), but reported as Lambda does:
                 # the invocation failed, whatever the handler returned.
-                message = f"Task timed out after {self.timeout_s:.2f} seconds"
-                print(f"{datetime.now(UTC).isoformat()} {request_id} {message}")
-                payload = _Envelope(
-                    errorMessage=f"RequestId: {request_id} Error: {message}",
-                    errorType="Sandbox.Timedout",
-                )
+                payload = _timeout_envelope(request_id, self.timeout_s)
+                print(f"{datetime.now(UTC).isoformat()} {request_id} {payload['errorMessage']}")
             error = isinstance(payload, _Envelope)
             if error:
                 print(f"[ERROR] {payload['errorType']}: {payload['errorMessage']}")
@@ -267,6 +265,32 @@ class LocalFunction:
         if not callable(handler):
             raise _HandlerNotFound(f"{self.handler}: the module has no callable {attribute!r}")
         return handler  # type: ignore[no-any-return]
+
+
+def _timeout_envelope(request_id: str, timeout_s: float) -> _Envelope:
+    message = f"Task timed out after {timeout_s:.2f} seconds"
+    return _Envelope(
+        errorMessage=f"RequestId: {request_id} Error: {message}", errorType="Sandbox.Timedout"
+    )
+
+
+def timed_out(invocation: Invocation, function: LocalFunction) -> Invocation:
+    """``invocation`` as if it had outlived the function's timeout: its effects stay, its
+    result becomes the runtime's ``Sandbox.Timedout`` error (for fault injection)."""
+    envelope = dict(_timeout_envelope(invocation.request_id, function.timeout_s))
+    return replace(invocation, payload=envelope, error=True)
+
+
+def invoking_function() -> LocalFunction | None:
+    """The function whose invocation the calling thread belongs to, else ``None``.
+
+    The invoking thread and the threads it starts belong to it; threads that were
+    already running when it started (a server, a poller, a test) do not.
+    """
+    active = _ACTIVE
+    if active is None or threading.get_ident() in active[1]:
+        return None
+    return active[0]
 
 
 class _HandlerNotFound(Exception):
@@ -345,15 +369,18 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _captured(buffer: io.StringIO) -> Iterator[None]:
+def _captured(buffer: io.StringIO, function: LocalFunction) -> Iterator[None]:
+    global _ACTIVE
     invoking = threading.get_ident()
     outside = frozenset(t.ident for t in threading.enumerate() if t.ident not in (None, invoking))
     for stream in (_STDOUT, _STDERR):
         stream.buffer_, stream.outside = buffer, outside
+    _ACTIVE = (function, outside)
     try:
         with contextlib.redirect_stdout(_STDOUT), contextlib.redirect_stderr(_STDERR):
             yield
     finally:
+        _ACTIVE = None
         for stream in (_STDOUT, _STDERR):
             stream.buffer_, stream.outside = None, frozenset()
 
@@ -393,7 +420,10 @@ def _bridged_invoke(
         original = _ORIGINAL_INVOKE(self, function_name, qualifier, body, headers, response_headers)
         return original.encode() if isinstance(original, str) else original or b""
     event = json.loads(body) if body else {}
-    invocation = function.invoke(event)
+    if _INVOKE_WRAPPER is None:
+        invocation = function.invoke(event)
+    else:
+        invocation = _INVOKE_WRAPPER(function, event, lambda: function.invoke(event))
     if invocation.error:
         response_headers["x-amz-function-error"] = "Unhandled"
     response_headers["x-amz-executed-version"] = "$LATEST"
@@ -413,6 +443,16 @@ def _header(headers: Any, name: str) -> str | None:
 
 
 _ORIGINAL_INVOKE = LambdaSimpleBackend.invoke
+
+InvokeWrapper = Callable[[LocalFunction, Any, Callable[[], Invocation]], Invocation]
+"""(function, event, run the invocation) → the invocation the invoke API answers with."""
+_INVOKE_WRAPPER: InvokeWrapper | None = None
+
+
+def set_invoke_wrapper(wrapper: InvokeWrapper | None) -> None:
+    """Wrap every invocation through the invoke API (``localcloud.faults`` uses it)."""
+    global _INVOKE_WRAPPER
+    _INVOKE_WRAPPER = wrapper
 
 
 def install() -> None:

@@ -225,38 +225,63 @@ def queue_depth(target: Target, url: str) -> tuple[int, int]:
     )
 
 
+DLQ_SCAN_LIMIT = 10_000
+"""Messages :func:`dead_letters` looks at, at most, in one scan."""
+
+
 def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) -> list[str]:
-    """Bodies in the DLQ whose order id is among ``ids`` (others are left untouched)."""
+    """Bodies in the dead-letter queue whose order id is among ``ids``.
+
+    Every message is looked at once: each one received stays hidden (visibility timeout
+    60 s) until the scan ends, so the scan moves through the whole queue instead of
+    receiving the same ten again, and then the ones kept are made visible again at once.
+    Bodies of any shape (not JSON, not an object, an ``id`` that is not a string, up to
+    the SQS size limit) are simply not ours and are left untouched.
+
+    Args:
+        ids: the order ids wanted.
+        delete: delete the wanted messages instead of putting them back.
+    """
     wanted = set(ids)
     sqs = target.client("sqs")
     url = target.outputs["JobsDeadLetterQueueUrl"]
-    bodies: dict[str, str] = {}
-    for _ in range(10):
-        page = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=2)
-        messages = page.get("Messages", [])
-        if not messages:
-            break
-        for message in messages:
-            mine = _order_id(message["Body"]) in wanted
-            if mine:
-                bodies[message["MessageId"]] = message["Body"]
-            if mine and delete:
-                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-            else:
-                sqs.change_message_visibility(
-                    QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
-                )
-        if len(bodies) and not delete:
-            break
-    return list(bodies.values())
+    bodies: list[str] = []
+    held: list[str] = []  # receipt handles to make visible again
+    try:
+        while len(held) + len(bodies) < DLQ_SCAN_LIMIT:
+            page = sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60, WaitTimeSeconds=1
+            )
+            messages = page.get("Messages", [])
+            if not messages:
+                break
+            for message in messages:
+                if order_id_of(message["Body"]) in wanted:
+                    bodies.append(message["Body"])
+                    if delete:
+                        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+                        continue
+                held.append(message["ReceiptHandle"])
+    finally:
+        for start in range(0, len(held), 10):
+            sqs.change_message_visibility_batch(
+                QueueUrl=url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for n, handle in enumerate(held[start : start + 10])
+                ],
+            )
+    return bodies
 
 
-def _order_id(body: str) -> str | None:
+def order_id_of(body: str) -> str | None:
+    """The order id of a message body, if it is a JSON object with a string ``id``."""
     try:
         value = json.loads(body)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
-    return value.get("id") if isinstance(value, dict) else None
+    order_id = value.get("id") if isinstance(value, dict) else None
+    return order_id if isinstance(order_id, str) else None
 
 
 def max_receive_count(target: Target) -> int:
@@ -431,22 +456,32 @@ def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
     return attempts
 
 
-def run_execution(
-    target: Target, name: str, execution_input: Any, timeout_s: float = 120.0
-) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    sfn = target.client("stepfunctions")
-    arn = sfn.start_execution(
+def start_execution(target: Target, name: str, execution_input: Any) -> str:
+    """Start an execution of OrdersStateMachine under ``name``; returns its ARN."""
+    arn: str = target.client("stepfunctions").start_execution(
         stateMachineArn=target.outputs["OrdersStateMachineArn"],
         name=name,
         input=json.dumps(execution_input),
     )["executionArn"]
+    return arn
+
+
+def wait_for_execution(
+    target: Target, arn: str, timeout_s: float = 120.0
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """Poll until the execution leaves RUNNING; returns (DescribeExecution, history).
+
+    Raises:
+        TimeoutError: still RUNNING after ``timeout_s`` seconds.
+    """
+    sfn = target.client("stepfunctions")
     deadline = time.monotonic() + timeout_s
     while True:
         described = sfn.describe_execution(executionArn=arn)
         if described["status"] != "RUNNING":
             break
         if time.monotonic() > deadline:
-            raise TimeoutError(f"execution {name} still RUNNING after {timeout_s} s")
+            raise TimeoutError(f"execution {arn} still RUNNING after {timeout_s} s")
         time.sleep(0.2)
     history: list[Mapping[str, Any]] = []
     kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
@@ -457,6 +492,13 @@ def run_execution(
             break
         kwargs["nextToken"] = page["nextToken"]
     return described, history
+
+
+def run_execution(
+    target: Target, name: str, execution_input: Any, timeout_s: float = 120.0
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """Start an execution and wait for it (see :func:`wait_for_execution`)."""
+    return wait_for_execution(target, start_execution(target, name, execution_input), timeout_s)
 
 
 def _expect_summary(step: Step, output: Any, total_cents: int) -> None:

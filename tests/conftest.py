@@ -1,11 +1,16 @@
-"""Shared fixtures: fake credentials, moto, tables built from template.yaml, a Lambda
-context, the sample events in events/, and the workers' RESULT log lines."""
+"""Shared fixtures: fake credentials, moto, tables built from template.yaml, the
+functions' environment as template.yaml gives it, a Lambda context, the sample events in
+events/, and the workers' RESULT log lines.
+
+No variable the workers read is set suite-wide: settings come from the template's own
+``Environment`` (``function_environment``), so a variable the template lacks fails here.
+"""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
-import os
 import socket
 import uuid
 from collections.abc import Callable, Iterator
@@ -13,17 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Powertools reads its namespace and service when the workers' modules are imported.
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "OrderGuardTests")
+import boto3
+import pytest
+from moto import mock_aws
 
-import boto3  # noqa: E402
-import pytest  # noqa: E402
-from moto import mock_aws  # noqa: E402
-
-from localcloud import template as template_module  # noqa: E402
-from localcloud.deploy import create_table  # noqa: E402
-from order_guard import queue_worker, workflow_worker  # noqa: E402
-from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings  # noqa: E402
+from localcloud import template as template_module
+from localcloud.deploy import create_table, function_properties
+from order_guard import queue_worker, workflow_worker
+from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
@@ -44,10 +46,53 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+@functools.cache
+def default_template() -> template_module.Template:
+    """template.yaml with the default samconfig environment's parameters."""
+    return template_module.load()
+
+
 @pytest.fixture(scope="session")
 def template() -> template_module.Template:
     """template.yaml with the default samconfig environment's parameters."""
-    return template_module.load()
+    return default_template()
+
+
+def function_environment(
+    logical_id: str, *, orders_table: str, attempts_table: str = "unused-AttemptsTable"
+) -> dict[str, str]:
+    """The variables template.yaml gives a function (``Globals.Function`` merged as SAM
+    merges it), with ``!Ref OrdersTable``/``AttemptsTable`` pointing at the given tables
+    and parameters at the default samconfig environment's values."""
+    template = default_template()
+    tables = {"OrdersTable": orders_table, "AttemptsTable": attempts_table}
+    variables = function_properties(template, logical_id)["Environment"]["Variables"]
+    resolved = template_module.resolve(
+        variables,
+        where=f"{logical_id}.Environment",
+        ref=lambda name: tables[name] if name in tables else template.parameters[name],
+        get_att=lambda *_: (_ for _ in ()).throw(KeyError("no GetAtt in Environment")),
+    )
+    return {name: str(value) for name, value in resolved.items()}
+
+
+def queue_settings(orders_table: str) -> QueueWorkerSettings:
+    """The queue worker's settings, read from its template environment."""
+    return QueueWorkerSettings.from_environ(
+        function_environment("QueueWorkerFunction", orders_table=orders_table)
+    )
+
+
+def workflow_settings_for(
+    orders_table: str, attempts_table: str, *, fault_modes_enabled: bool = True
+) -> WorkflowWorkerSettings:
+    """The workflow worker's settings, read from its template environment (fault modes
+    as the default samconfig environment has them, on, unless told otherwise)."""
+    environment = function_environment(
+        "WorkflowWorkerFunction", orders_table=orders_table, attempts_table=attempts_table
+    )
+    environment["FAULT_MODES_ENABLED"] = "true" if fault_modes_enabled else "false"
+    return WorkflowWorkerSettings.from_environ(environment)
 
 
 @pytest.fixture
@@ -116,16 +161,12 @@ def load_event() -> Callable[[str], Any]:
 
 @pytest.fixture
 def queue_deps(dynamodb: Any, tables: Tables) -> queue_worker.Dependencies:
-    return queue_worker.Dependencies(
-        dynamodb=dynamodb, settings=QueueWorkerSettings(orders_table=tables.orders)
-    )
+    return queue_worker.Dependencies(dynamodb=dynamodb, settings=queue_settings(tables.orders))
 
 
 @pytest.fixture
 def workflow_settings(tables: Tables) -> WorkflowWorkerSettings:
-    return WorkflowWorkerSettings(
-        orders_table=tables.orders, attempts_table=tables.attempts, fault_modes_enabled=True
-    )
+    return workflow_settings_for(tables.orders, tables.attempts)
 
 
 @pytest.fixture
@@ -160,6 +201,15 @@ def _capture(logger: Any) -> Iterator[LogCapture]:
         yield LogCapture(stream)
     finally:
         handler.setStream(previous)
+
+
+@pytest.fixture(autouse=True)
+def fresh_metrics() -> Iterator[None]:
+    """Tests that call a worker's testable core add metrics without the handler's flush;
+    Powertools keeps them in one process-wide set, so clear it between tests."""
+    yield
+    queue_worker.metrics.clear_metrics()
+    workflow_worker.metrics.clear_metrics()
 
 
 @pytest.fixture

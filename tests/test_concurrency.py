@@ -28,8 +28,14 @@ import pytest
 from localcloud import dynamodb_atomic
 from localcloud.cloud import FAKE_CREDENTIALS, LocalCloud
 from order_guard import queue_worker
-from order_guard.config import QueueWorkerSettings
-from tests.conftest import LambdaContext, LogCapture, free_port, scan_orders, sqs_record
+from tests.conftest import (
+    LambdaContext,
+    LogCapture,
+    free_port,
+    queue_settings,
+    scan_orders,
+    sqs_record,
+)
 
 WRITERS = 64
 ROUNDS = 50
@@ -61,7 +67,7 @@ def _deps(server: LocalCloud) -> queue_worker.Dependencies:
         aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
     )
-    return queue_worker.Dependencies(client, QueueWorkerSettings(server.outputs["OrdersTableName"]))
+    return queue_worker.Dependencies(client, queue_settings(server.outputs["OrdersTableName"]))
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,16 @@ import pytest
 from botocore.stub import Stubber
 
 from order_guard import queue_worker, workflow_worker
-from order_guard.config import QueueWorkerSettings
 from order_guard.errors import UnreadableStoredOrder
-from tests.conftest import LambdaContext, LogCapture, Tables, scan_orders, sqs_record
+from tests.conftest import (
+    LambdaContext,
+    LogCapture,
+    Tables,
+    queue_settings,
+    scan_orders,
+    sqs_record,
+    workflow_settings_for,
+)
 
 CONDITION_FAILED = ("ConditionalCheckFailedException", "The conditional request failed", 400)
 
@@ -100,7 +107,7 @@ def stubbed_deps(
         "put_item", code, message, http_status_code=status, modeled_fields=modeled
     )
     return queue_worker.Dependencies(
-        dynamodb=client, settings=QueueWorkerSettings(tables.orders)
+        dynamodb=client, settings=queue_settings(tables.orders)
     ), stubber
 
 
@@ -131,7 +138,7 @@ def test_a_fault_in_the_middle_of_a_batch_lists_exactly_that_record(
     lambda_context: LambdaContext,
 ) -> None:
     client = boto3.client("dynamodb", region_name="us-east-1")
-    deps = queue_worker.Dependencies(dynamodb=client, settings=QueueWorkerSettings(tables.orders))
+    deps = queue_worker.Dependencies(dynamodb=client, settings=queue_settings(tables.orders))
     stubber = Stubber(client)
     _, code, message, status, item = fault
     stubber.add_response("put_item", {})  # the first record succeeds
@@ -161,7 +168,7 @@ def test_unreadable_stored_items_are_the_error_decision_in_the_workflow_too(
     stubber.add_client_error("put_item", *CONDITION_FAILED[:2], http_status_code=400)
     deps = workflow_worker.Dependencies(
         dynamodb=client,
-        settings=workflow_worker.WorkflowWorkerSettings(tables.orders, tables.attempts, True),
+        settings=workflow_settings_for(tables.orders, tables.attempts),
     )
     with stubber, pytest.raises(UnreadableStoredOrder, match="has no Item"):
         workflow_worker.handle({"id": "faulty", "quantity": 4}, lambda_context, deps)
@@ -191,7 +198,7 @@ def test_a_crash_after_some_writes_then_redelivery_gives_duplicates_and_accepts_
     records = [sqs_record(json.dumps({"id": f"crash-{i}", "quantity": i + 1})) for i in range(10)]
     event = {"Records": records}
     crashing = queue_worker.Dependencies(
-        dynamodb=CrashAfter(dynamodb, writes=4), settings=QueueWorkerSettings(tables.orders)
+        dynamodb=CrashAfter(dynamodb, writes=4), settings=queue_settings(tables.orders)
     )
 
     with pytest.raises(WorkerCrashed):
@@ -199,9 +206,7 @@ def test_a_crash_after_some_writes_then_redelivery_gives_duplicates_and_accepts_
     assert len(scan_orders(dynamodb, tables.orders)) == 4
 
     # The invocation failed, so SQS redelivers the whole batch.
-    healthy = queue_worker.Dependencies(
-        dynamodb=dynamodb, settings=QueueWorkerSettings(tables.orders)
-    )
+    healthy = queue_worker.Dependencies(dynamodb=dynamodb, settings=queue_settings(tables.orders))
     response = queue_worker.handle_batch(event, lambda_context, healthy)
 
     assert response == {"batchItemFailures": []}

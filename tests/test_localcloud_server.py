@@ -42,15 +42,46 @@ def test_server_mode_answers_boto3_through_its_endpoint(server: LocalCloud) -> N
     assert attributes["Attributes"]["QueueArn"] == server.outputs["JobsQueueArn"]
 
 
-def test_verify_passes_against_server_mode(server: LocalCloud) -> None:
+UNRELATED_DEAD_LETTERS = [
+    "not json {",
+    "[1, 2, 3]",
+    '{"id": ["x"]}',
+    '{"id": 5, "quantity": 4}',
+    '{"id": null}',
+    '{"id": {"S": "dedup-order-server-test"}}',
+    '"dedup-order-server-test"',
+    "[" * 5000 + "]" * 5000,  # deeper than Python's JSON parser will go
+    '{"id": "someone-elses-order", "quantity": 4}',
+    '{"id": "big", "pad": "' + "x" * (256 * 1024 - 24) + '"}',  # 256 KiB, the SQS limit
+]
+
+
+def test_verify_passes_and_cleans_up_only_its_own_among_fifty_unrelated_dead_letters(
+    server: LocalCloud,
+) -> None:
     target = StackTarget("order-guard", endpoint_url=server.endpoint_url)
+    sqs = target.client("sqs")
+    dlq = target.outputs["JobsDeadLetterQueueUrl"]
+    unrelated = UNRELATED_DEAD_LETTERS * 5
+    for body in unrelated:
+        sqs.send_message(QueueUrl=dlq, MessageBody=body)
+
     reports = verify(target, run_id="server-test")
+
     assert [failed(report) for report in reports] == [[], []]
-    # verify cleans up only what it created
+    # verify cleans up only what it created: its orders, and its one dead letter
     items: Any = target.client("dynamodb").scan(TableName=target.outputs["OrdersTableName"])[
         "Items"
     ]
     assert not [i for i in items if i["id"]["S"].endswith("-server-test")]
+    left = []
+    while page := sqs.receive_message(
+        QueueUrl=dlq, MaxNumberOfMessages=10, VisibilityTimeout=60, WaitTimeSeconds=1
+    ).get("Messages"):
+        left += [message["Body"] for message in page]
+        for message in page:
+            sqs.delete_message(QueueUrl=dlq, ReceiptHandle=message["ReceiptHandle"])
+    assert sorted(left) == sorted(unrelated)
 
 
 def test_invoke_reaches_the_functions_of_a_running_server(

@@ -12,9 +12,14 @@ from aws_lambda_powertools.utilities.batch.exceptions import UnexpectedBatchType
 from botocore.stub import Stubber
 
 from order_guard import queue_worker
-from order_guard.config import QueueWorkerSettings
-from order_guard.errors import ConfigurationError
-from tests.conftest import LambdaContext, LogCapture, Tables, scan_orders, sqs_record
+from tests.conftest import (
+    LambdaContext,
+    LogCapture,
+    Tables,
+    queue_settings,
+    scan_orders,
+    sqs_record,
+)
 
 Event = dict[str, Any]
 
@@ -141,9 +146,7 @@ def test_a_transient_dynamodb_error_lists_the_record_and_writes_nothing(
     stubber.add_client_error(
         "put_item", "ProvisionedThroughputExceededException", "Rate exceeded", http_status_code=400
     )
-    deps = queue_worker.Dependencies(
-        dynamodb=stubbed, settings=QueueWorkerSettings(orders_table=tables.orders)
-    )
+    deps = queue_worker.Dependencies(dynamodb=stubbed, settings=queue_settings(tables.orders))
     event = {"Records": [sqs_record(json.dumps({"id": "throttled", "quantity": 2}))]}
 
     with stubber:
@@ -153,7 +156,9 @@ def test_a_transient_dynamodb_error_lists_the_record_and_writes_nothing(
     assert scan_orders(dynamodb, tables.orders) == {}
     (line,) = queue_logs.results()
     assert line["decision"] == "error"
-    assert line["error_type"] == "ProvisionedThroughputExceededException"
+    assert line["error_type"] == "TransientStoreError"
+    assert line["cause_type"] == "ProvisionedThroughputExceededException"
+    assert line["transient"] is True
     assert (line["id"], line["quantity"]) == ("throttled", 2)
 
 
@@ -164,9 +169,7 @@ def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(
     stubber = Stubber(stubbed)
     stubber.add_client_error("put_item", "ThrottlingException", "slow down", http_status_code=400)
     stubber.add_response("put_item", {})
-    deps = queue_worker.Dependencies(
-        dynamodb=stubbed, settings=QueueWorkerSettings(orders_table=tables.orders)
-    )
+    deps = queue_worker.Dependencies(dynamodb=stubbed, settings=queue_settings(tables.orders))
     event = {
         "Records": [
             sqs_record(json.dumps({"id": "first", "quantity": 1})),
@@ -201,32 +204,3 @@ def test_result_logs_carry_the_record_fields_and_never_the_receipt_handle(
     assert line["receive_count"] == "1"
     assert (line["id"], line["quantity"], line["decision"]) == ("dedup-order", 4, "accepted")
     assert record["receiptHandle"] not in queue_logs.text
-
-
-def test_lambda_handler_builds_its_dependencies_from_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-    load_event: Callable[[str], Event],
-    lambda_context: LambdaContext,
-    dynamodb: Any,
-    tables: Tables,
-) -> None:
-    monkeypatch.setenv("ORDERS_TABLE_NAME", tables.orders)
-    queue_worker.dependencies.cache_clear()
-    try:
-        response = queue_worker.lambda_handler(load_event("sqs-first-order"), lambda_context)
-    finally:
-        queue_worker.dependencies.cache_clear()
-    assert response == {"batchItemFailures": []}
-    assert scan_orders(dynamodb, tables.orders) == {"dedup-order": (4, 1100)}
-
-
-def test_a_missing_table_name_fails_when_the_environment_is_first_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("ORDERS_TABLE_NAME", raising=False)
-    queue_worker.dependencies.cache_clear()
-    try:
-        with pytest.raises(ConfigurationError, match="ORDERS_TABLE_NAME"):
-            queue_worker.dependencies()
-    finally:
-        queue_worker.dependencies.cache_clear()

@@ -9,10 +9,20 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from order_guard.errors import OrderConflict, OrderNotFound, UnreadableStoredOrder
+from localcloud import faults
+from localcloud.faults import Fault, Kind
+from order_guard import workflow_worker
+from order_guard.config import DYNAMODB_CLIENT_CONFIG, TOTAL_MAX_ATTEMPTS
+from order_guard.errors import (
+    OrderConflict,
+    OrderNotFound,
+    TransientOrderError,
+    TransientStoreError,
+    UnreadableStoredOrder,
+)
 from order_guard.orders import Order
 from order_guard.store import Decision, count_attempt, put_order_once, read_order
-from tests.conftest import Tables, scan_orders
+from tests.conftest import LogCapture, Tables, scan_orders, workflow_settings_for
 
 EXPECTED_PUT = {
     "TableName": "orders",
@@ -108,14 +118,12 @@ def test_condition_failure_with_an_unreadable_item_is_an_error() -> None:
 @pytest.mark.parametrize(
     ("code", "status"),
     [
-        ("ProvisionedThroughputExceededException", 400),
-        ("ThrottlingException", 400),
         ("AccessDeniedException", 400),
         ("ValidationException", 400),
-        ("InternalServerError", 500),
+        ("ResourceNotFoundException", 400),
     ],
 )
-def test_other_client_errors_propagate_unchanged(code: str, status: int) -> None:
+def test_permanent_client_errors_propagate_unchanged(code: str, status: int) -> None:
     client, stubber = _stubbed()
     stubber.add_client_error(
         "put_item", code, "boom", http_status_code=status, expected_params=EXPECTED_PUT
@@ -123,6 +131,29 @@ def test_other_client_errors_propagate_unchanged(code: str, status: int) -> None
     with stubber, pytest.raises(ClientError) as raised:
         put_order_once(client, "orders", Order("a", 1))
     assert raised.value.response["Error"]["Code"] == code
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("ProvisionedThroughputExceededException", 400),
+        ("ThrottlingException", 400),
+        ("InternalServerError", 500),
+        ("ServiceUnavailable", 503),
+        ("SomethingBotocoreDoesNotModel", 502),
+    ],
+)
+def test_transient_client_errors_become_transient_store_errors_with_the_cause(
+    code: str, status: int
+) -> None:
+    client, stubber = _stubbed()
+    stubber.add_client_error(
+        "put_item", code, "boom", http_status_code=status, expected_params=EXPECTED_PUT
+    )
+    with stubber, pytest.raises(TransientStoreError, match=f"PutItem on orders.*{code}") as raised:
+        put_order_once(client, "orders", Order("a", 1))
+    assert isinstance(raised.value.__cause__, ClientError)
+    assert raised.value.__cause__.response["Error"]["Code"] == code
 
 
 def test_read_order_is_consistent_and_names_a_missing_order(dynamodb: Any, tables: Tables) -> None:
@@ -139,6 +170,65 @@ def test_read_order_is_consistent_and_names_a_missing_order(dynamodb: Any, table
 def test_attempts_count_up_per_business_key(dynamodb: Any, tables: Tables) -> None:
     assert [count_attempt(dynamodb, tables.attempts, "a") for _ in range(3)] == [1, 2, 3]
     assert count_attempt(dynamodb, tables.attempts, "b") == 1
+
+
+def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
+    tables: Tables, workflow_logs: LogCapture
+) -> None:
+    """The first UpdateItem is applied, its response is lost, botocore resends the same
+    request: the token condition fails on the resend and the count stays one per call,
+    so the flaky mode still faults on attempt 1."""
+    faults.install()
+    client = boto3.Session().client(
+        "dynamodb", region_name="us-east-1", config=DYNAMODB_CLIENT_CONFIG
+    )
+    lost = Fault(Kind.RESPONSE_LOST, "flaky-order", "UpdateItem", times=1)
+    flaky = {"id": "flaky-order", "quantity": 1, "mode": "flaky"}
+    deps = workflow_worker.Dependencies(
+        client, workflow_settings_for(tables.orders, tables.attempts)
+    )
+
+    with (
+        faults.injected(lost, in_functions_only=False),
+        pytest.raises(TransientOrderError, match="fails attempt 1 before the write"),
+    ):
+        workflow_worker.handle(flaky, None, deps)
+    retried = workflow_worker.handle(flaky, None, deps)
+
+    assert lost.fired == 1
+    assert retried["duplicate"] is False
+    assert [(r["decision"], r.get("attempt")) for r in workflow_logs.results()] == [
+        ("error", 1),
+        ("accepted", 2),
+    ]
+
+
+def test_an_attempts_table_failure_is_a_transient_failure_with_a_result_line(
+    tables: Tables, workflow_logs: LogCapture
+) -> None:
+    faults.install()
+    client = boto3.Session().client(
+        "dynamodb", region_name="us-east-1", config=DYNAMODB_CLIENT_CONFIG
+    )
+    deps = workflow_worker.Dependencies(
+        client, workflow_settings_for(tables.orders, tables.attempts)
+    )
+    throttled = Fault(Kind.THROTTLING, "counted", "UpdateItem", times=TOTAL_MAX_ATTEMPTS)
+
+    with (
+        faults.injected(throttled, in_functions_only=False),
+        pytest.raises(TransientStoreError, match="UpdateItem.*ThrottlingException"),
+    ):
+        workflow_worker.handle({"id": "counted", "quantity": 1}, None, deps)
+
+    (line,) = workflow_logs.results()
+    assert (line["decision"], line["error_type"], line["cause_type"], line["transient"]) == (
+        "error",
+        "TransientStoreError",
+        "ThrottlingException",  # botocore models DynamoDB's code as its own class
+        True,
+    )
+    assert scan_orders(client, tables.orders) == {}  # the write waits for the retry
 
 
 def test_an_sdk_retry_that_meets_this_calls_own_committed_write_is_accepted(

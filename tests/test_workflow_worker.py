@@ -204,25 +204,6 @@ def test_malformed_summary_payloads_are_invalid(
         workflow_worker.handle(payload, lambda_context, workflow_deps)
 
 
-def test_lambda_handler_reads_its_settings_from_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-    load_event: Callable[[str], Any],
-    lambda_context: LambdaContext,
-    tables: Tables,
-) -> None:
-    monkeypatch.setenv("ORDERS_TABLE_NAME", tables.orders)
-    monkeypatch.setenv("ATTEMPTS_TABLE_NAME", tables.attempts)
-    monkeypatch.setenv("FAULT_MODES_ENABLED", "false")
-    workflow_worker.dependencies.cache_clear()
-    try:
-        result = workflow_worker.lambda_handler(
-            load_event("workflow-different-order"), lambda_context
-        )
-    finally:
-        workflow_worker.dependencies.cache_clear()
-    assert result["total_cents"] == 350
-
-
 @pytest.mark.parametrize("flag", ["", "yes", "True"])
 def test_fault_modes_flag_must_be_true_or_false(flag: str) -> None:
     environ = {"ORDERS_TABLE_NAME": "o", "ATTEMPTS_TABLE_NAME": "a", "FAULT_MODES_ENABLED": flag}

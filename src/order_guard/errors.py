@@ -29,6 +29,28 @@ class TransientOrderError(Exception):
     """
 
 
+class TransientStoreError(Exception):
+    """A DynamoDB call failed in a way that is safe and useful to retry.
+
+    Raised from the original botocore error (kept as ``__cause__`` and named in the
+    message) when :func:`order_guard.failures.is_transient` says so: throttling, any
+    HTTP 5xx, a dropped connection, a connect or read timeout. botocore has already
+    retried the call (``config.TOTAL_MAX_ATTEMPTS`` attempts in all). The Lambda runtime
+    reports every such failure under this one name, whatever the runtime's botocore
+    models, so one retrier per Task state covers them all; the write is idempotent, so
+    the retry is safe even when the failed call had committed.
+    """
+
+
+class TimeBudgetExhausted(Exception):
+    """Too little of the invocation's time is left to finish one more record.
+
+    The queue worker raises it *before* starting a record (nothing written), so that
+    record is listed as a batch item failure and redelivered, instead of the invocation
+    timing out and SQS redelivering the whole batch, finished records included.
+    """
+
+
 class OrderConflict(Exception):
     """The business key is already stored with different business details.
 

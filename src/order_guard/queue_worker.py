@@ -10,6 +10,12 @@ Triggered by the ``JobsQueue`` event source mapping with
   visible again after the visibility timeout and, after ``maxReceiveCount`` receives,
   the redrive policy moves them to the dead-letter queue.
 
+Records run one after another within the invocation's time budget: a record is started
+only while ``context.get_remaining_time_in_millis()`` leaves room for one DynamoDB call
+at its worst (``config.RECORD_BUDGET_S``); the records not started are listed as batch
+item failures (``TimeBudgetExhausted``, nothing written), so the finished ones are still
+acknowledged instead of the whole batch timing out and coming back.
+
 An event without a non-empty ``Records`` list raises: a malformed event is never
 treated as an empty success. Every record writes one structured log line whose message
 is ``RESULT``; receipt handles and the raw event are never logged.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,7 +40,9 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
-from order_guard.config import DYNAMODB_CLIENT_CONFIG, QueueWorkerSettings
+from order_guard.config import DYNAMODB_CLIENT_CONFIG, RECORD_BUDGET_S, QueueWorkerSettings
+from order_guard.errors import TimeBudgetExhausted
+from order_guard.failures import error_fields
 from order_guard.orders import parse_job_body
 from order_guard.store import Decision, decision_for_error, provenance, put_order_once
 
@@ -59,7 +68,7 @@ def dependencies() -> Dependencies:
     """Build the client and settings once per execution environment.
 
     Raises:
-        ConfigurationError: ``ORDERS_TABLE_NAME`` is missing.
+        ConfigurationError: a variable of ``QueueWorkerSettings.REQUIRED`` is missing.
     """
     return Dependencies(
         dynamodb=boto3.client("dynamodb", config=DYNAMODB_CLIENT_CONFIG),
@@ -80,7 +89,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
         UnexpectedBatchTypeError: (Powertools) the event has no non-empty ``Records``
             list; the invocation fails, so the whole batch is retried. (An event that is
             not a mapping at all raises ``AttributeError`` or ``ValueError``.)
-        ConfigurationError: the environment lacks ``ORDERS_TABLE_NAME``.
+        ConfigurationError: a required variable is missing (before any DynamoDB call).
     """
     return handle_batch(event, context, dependencies())
 
@@ -88,18 +97,41 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
 def handle_batch(
     event: dict[str, Any], context: LambdaContext | None, deps: Dependencies
 ) -> PartialItemFailureResponse:
-    """Process one SQS batch with the given dependencies (the handler's testable core)."""
+    """Process one SQS batch with the given dependencies (the handler's testable core).
+
+    ``context`` ``None`` means no time limit (tests that do not exercise the budget).
+    """
+    metrics.namespace = deps.settings.metrics_namespace  # Powertools read them at import;
+    metrics.service = deps.settings.service_name  # the settings are the checked values
     # A new processor per batch: its state must not leak between concurrent invocations.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return process_partial_response(
         event=event,
-        record_handler=functools.partial(process_record, deps=deps),
+        record_handler=functools.partial(process_record, deps=deps, deadline=Deadline(context)),
         processor=processor,
         context=context,
     )
 
 
-def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
+class Deadline:
+    """The invocation's end, read from the Lambda context once per batch.
+
+    ``get_remaining_time_in_millis()`` is read at the start and the monotonic clock
+    measures from there, so one read serves every record.
+    """
+
+    def __init__(self, context: LambdaContext | None) -> None:
+        remaining_ms = context.get_remaining_time_in_millis() if context is not None else None
+        self._ends_at = None if remaining_ms is None else time.monotonic() + remaining_ms / 1000
+
+    def remaining_s(self) -> float:
+        """Seconds left (``inf`` without a context)."""
+        return float("inf") if self._ends_at is None else self._ends_at - time.monotonic()
+
+
+def process_record(
+    record: SQSRecord, deps: Dependencies, deadline: Deadline | None = None
+) -> dict[str, Any]:
     """Store one job once and log its write decision.
 
     Returns:
@@ -107,9 +139,12 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         (``processed: true``) or duplicate (``processed: false, duplicate: true``) job.
 
     Raises:
+        TimeBudgetExhausted: less than ``RECORD_BUDGET_S`` (4.5 s) is left; the record
+            was not started.
         InvalidOrder: the body breaks the order contract (no write was attempted).
         OrderConflict: the business key is stored with different details.
-        UnreadableStoredOrder, botocore.exceptions.ClientError, …: the error decision.
+        TransientStoreError, UnreadableStoredOrder, botocore.exceptions.ClientError, …:
+            the error decision.
         Each raise makes the record a batch item failure.
     """
     raw: Mapping[str, Any] = record.raw_event
@@ -122,6 +157,12 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
     }
     order = None
     try:
+        remaining_s = deadline.remaining_s() if deadline is not None else float("inf")
+        if remaining_s < RECORD_BUDGET_S:
+            raise TimeBudgetExhausted(
+                f"not started: {remaining_s:.1f} s of the invocation left, a record may "
+                f"need {RECORD_BUDGET_S:.1f} s; it is listed for redelivery"
+            )
         order = parse_job_body(raw.get("body"))
         outcome = put_order_once(
             deps.dynamodb,
@@ -131,8 +172,8 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
         )
     except Exception as exc:
         decision = decision_for_error(exc)
-        _count(decision)
-        log = logger.exception if decision is Decision.ERROR else logger.warning
+        failed = decision is Decision.ERROR and not isinstance(exc, TimeBudgetExhausted)
+        log = logger.exception if failed else logger.warning
         log(
             "RESULT",
             extra={
@@ -141,11 +182,11 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
                 "quantity": order.quantity if order else None,
                 **fields,
                 "reason": str(exc),
-                "error_type": type(exc).__name__,
+                **error_fields(exc),
             },
         )
+        _count(decision)  # after the RESULT line: a metrics failure never hides a decision
         raise
-    _count(outcome.decision)
     if outcome.decision is Decision.CONFLICT:
         logger.warning(
             "RESULT",
@@ -158,6 +199,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
                 "requested": order.details(),
             },
         )
+        _count(outcome.decision)
         outcome.raise_for_conflict()
     result = {
         "id": order.id,
@@ -169,6 +211,7 @@ def process_record(record: SQSRecord, deps: Dependencies) -> dict[str, Any]:
     logger.info(
         "RESULT", extra={"decision": outcome.decision.value, **result, **fields, **previous}
     )
+    _count(outcome.decision)
     return result
 
 

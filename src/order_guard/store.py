@@ -16,10 +16,12 @@ accepted   the ``PutItem`` succeeded: no item had this business key (or the item
            already committed, whose response was lost)
 duplicate  the condition failed and the stored item has the same business details
 conflict   the condition failed and the stored details differ
-error      anything else: every other ``ClientError`` (throttling, access denied,
-           validation), and a condition failure whose response has no readable
-           ``Item`` (:class:`~order_guard.errors.UnreadableStoredOrder`), which is never
-           guessed to be a duplicate
+error      anything else: a transient failure (throttling, 5xx, a dropped connection,
+           a timeout), raised as :class:`~order_guard.errors.TransientStoreError`; any
+           other ``ClientError`` (access denied, validation), unchanged; and a condition
+           failure whose response has no readable ``Item``
+           (:class:`~order_guard.errors.UnreadableStoredOrder`), which is never guessed
+           to be a duplicate
 =========  ==========================================================================
 
 ``invalid`` is decided before any call, by :mod:`order_guard.orders`.
@@ -46,6 +48,7 @@ from order_guard.errors import (
     OrderNotFound,
     UnreadableStoredOrder,
 )
+from order_guard.failures import dynamodb_call
 from order_guard.orders import (
     WRITE_ID,
     Order,
@@ -135,28 +138,35 @@ def put_order_once(
     Raises:
         UnreadableStoredOrder: the condition failed but the response had no usable
             ``Item`` (the error decision; never treated as a duplicate).
+        TransientStoreError: the call failed transiently after botocore's attempts
+            (the error decision; safe to retry: a retry finds this write if it committed).
         botocore.exceptions.ClientError: any other DynamoDB error, unchanged
             (the error decision).
     """
     write_id = uuid.uuid4().hex
-    try:
-        client.put_item(
-            TableName=table_name,
-            Item=to_item(order, {**(provenance or {}), WRITE_ID: write_id}),
-            ConditionExpression=CONDITION_EXPRESSION,
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-            raise
-        previous = _previous_order(exc, order)
-        if previous.write_id == write_id:
-            # Our own item: DynamoDB committed an earlier attempt of this very call whose
-            # response was lost, and botocore's retry met it. It is this call's write.
-            return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
-        decision = Decision.DUPLICATE if previous.same_details_as(order) else Decision.CONFLICT
-        return WriteOutcome(decision=decision, order=order, previous=previous)
+    with dynamodb_call("PutItem", table_name):
+        try:
+            client.put_item(
+                TableName=table_name,
+                Item=to_item(order, {**(provenance or {}), WRITE_ID: write_id}),
+                ConditionExpression=CONDITION_EXPRESSION,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not _condition_failed(exc):
+                raise
+            previous = _previous_order(exc, order)
+            if previous.write_id == write_id:
+                # Our own item: DynamoDB committed an earlier attempt of this very call
+                # whose response was lost, and botocore's retry met it: this call's write.
+                return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
+            decision = Decision.DUPLICATE if previous.same_details_as(order) else Decision.CONFLICT
+            return WriteOutcome(decision=decision, order=order, previous=previous)
     return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
+
+
+def _condition_failed(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
 def _previous_order(exc: ClientError, order: Order) -> StoredOrder:
@@ -185,12 +195,14 @@ def read_order(client: DynamoDBClient, table_name: str, order_id: str) -> Stored
         InvalidOrder: ``order_id`` is not a valid business key.
         OrderNotFound: no item has this business key.
         UnreadableStoredOrder: the item lacks a business attribute or has a wrong type.
-        botocore.exceptions.ClientError: any DynamoDB error, unchanged.
+        TransientStoreError: the call failed transiently after botocore's attempts.
+        botocore.exceptions.ClientError: any other DynamoDB error, unchanged.
     """
     validate_order_id(order_id)
-    response = client.get_item(
-        TableName=table_name, Key={"id": {"S": order_id}}, ConsistentRead=True
-    )
+    with dynamodb_call("GetItem", table_name):
+        response = client.get_item(
+            TableName=table_name, Key={"id": {"S": order_id}}, ConsistentRead=True
+        )
     if "Item" not in response:
         raise OrderNotFound(f"no order is stored under id {order_id!r}")
     return from_item(response["Item"])
@@ -199,19 +211,45 @@ def read_order(client: DynamoDBClient, table_name: str, order_id: str) -> Stored
 def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int:
     """Add one to the diagnostic attempt counter of ``order_id`` and return the new count.
 
-    One ``UpdateItem`` with ``ADD attempts :one`` (atomic, creates the item at 1). The
-    counter is independent of the business write and is never part of a decision.
+    One ``UpdateItem``: ``ADD attempts :one, attempt_tokens :token`` on condition
+    ``NOT contains(attempt_tokens, :token)``, with a fresh token per call. If the
+    response is lost and botocore resends the same request, the condition fails on the
+    resend and the count is read from the ``ALL_OLD`` item: one call counts once. The
+    counter is independent of the business write and never part of a decision.
 
     Raises:
-        botocore.exceptions.ClientError: any DynamoDB error, unchanged.
+        TransientStoreError: the call failed transiently after botocore's attempts.
+        UnreadableStoredOrder: the condition failed without a readable ``attempts``.
+        botocore.exceptions.ClientError: any other DynamoDB error, unchanged.
     """
-    response = client.update_item(
-        TableName=table_name,
-        Key={"id": {"S": order_id}},
-        UpdateExpression="ADD attempts :one",
-        ExpressionAttributeValues={":one": {"N": "1"}},
-        ReturnValues="UPDATED_NEW",
-    )
+    token = uuid.uuid4().hex
+    with dynamodb_call("UpdateItem", table_name):
+        try:
+            response = client.update_item(
+                TableName=table_name,
+                Key={"id": {"S": order_id}},
+                UpdateExpression="ADD attempts :one, attempt_tokens :tokens",
+                ConditionExpression="NOT contains(attempt_tokens, :token)",
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":tokens": {"SS": [token]},
+                    ":token": {"S": token},
+                },
+                ReturnValues="UPDATED_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not _condition_failed(exc):
+                raise
+            # This call's own update, applied by an attempt whose response was lost.
+            item: Any = exc.response.get("Item", {})
+            try:
+                return int(item["attempts"]["N"])
+            except (KeyError, TypeError, ValueError) as unreadable:
+                raise UnreadableStoredOrder(
+                    f"attempts counter of {order_id!r}: condition failed without a "
+                    "readable attempts attribute"
+                ) from unreadable
     return int(response["Attributes"]["attempts"]["N"])
 
 

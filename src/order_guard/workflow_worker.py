@@ -12,7 +12,9 @@ Two stages, chosen by the payload:
 
 Errors are raised, never returned: the Lambda runtime reports the class name as
 ``errorType`` and the state machine's retriers and catchers match it
-(``TransientOrderError`` is retried; ``InvalidOrder`` and ``OrderConflict`` are caught).
+(``TransientOrderError`` and ``TransientStoreError`` are retried; ``InvalidOrder`` and
+``OrderConflict`` are caught; see :mod:`order_guard.failures`). Every failure of the
+store stage, the attempts counter's included, writes a ``RESULT`` line first.
 
 ``mode`` is a demonstration of the retry path (template parameter ``FaultModesEnabled``):
 
@@ -25,8 +27,11 @@ permanent      raises ``InvalidOrder`` on every attempt
 =============  ===================================================================
 
 Attempts are counted per business key, so a new execution of the same order sees
-attempt 3, 4, … and no longer faults. Invalid input is rejected before the attempt is
-counted: no DynamoDB write is made for a job that breaks the contract.
+attempt 3, 4, … and no longer faults; a counter update that botocore resends counts once
+(:func:`~order_guard.store.count_attempt`). Invalid input is rejected before the attempt
+is counted: no DynamoDB write is made for a job that breaks the contract. A failure of
+the attempts table fails the attempt like any other DynamoDB failure (transient ones are
+retried); it never skips the fault mode or stands in for the order's decision.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, WorkflowWorkerSettings
 from order_guard.errors import InvalidOrder, TransientOrderError
+from order_guard.failures import error_fields
 from order_guard.orders import Order, validate_job, validate_order_id
 from order_guard.store import (
     Decision,
@@ -100,10 +106,14 @@ def handle(event: Any, context: LambdaContext | None, deps: Dependencies) -> dic
             fault mode is requested while fault modes are disabled, or mode is
             ``permanent``.
         TransientOrderError: the ``flaky`` / ``after-write`` fault on attempt 1.
+        TransientStoreError: a DynamoDB call (counter, write or read) failed transiently.
         OrderConflict: the business key is stored with different details.
         OrderNotFound: the summary stage found no order.
+        ConfigurationError: (``lambda_handler``) a required variable is missing.
         botocore.exceptions.ClientError, UnreadableStoredOrder: the error decision.
     """
+    metrics.namespace = deps.settings.metrics_namespace  # Powertools read them at import;
+    metrics.service = deps.settings.service_name  # the settings are the checked values
     if isinstance(event, Mapping) and "stage" in event:
         return summary_stage(event, deps)
     invocation = getattr(context, "aws_request_id", None) or "unknown"
@@ -122,7 +132,17 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
     except InvalidOrder as exc:
         _log_result(Decision.INVALID, None, reason=str(exc))
         raise
-    attempt = count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
+    try:
+        attempt = count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
+    except Exception as exc:
+        _log_result(
+            decision_for_error(exc),
+            order,
+            reason=f"attempts counter: {exc}",
+            mode=mode,
+            **error_fields(exc),
+        )
+        raise
     context = {"mode": mode, "attempt": attempt}
     if mode == "permanent":
         refusal = InvalidOrder(
@@ -131,12 +151,11 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
         _log_result(Decision.INVALID, order, reason=str(refusal), **context)
         raise refusal
     if mode == "flaky" and attempt == 1:
-        _log_result(
-            Decision.ERROR, order, reason="flaky: fault injected before the write", **context
-        )
-        raise TransientOrderError(
+        fault = TransientOrderError(
             f"order {order.id!r}: mode 'flaky' fails attempt 1 before the write"
         )
+        _log_result(Decision.ERROR, order, reason=str(fault), **error_fields(fault), **context)
+        raise fault
     try:
         outcome = put_order_once(
             deps.dynamodb,
@@ -149,7 +168,7 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             decision_for_error(exc),
             order,
             reason=str(exc),
-            error_type=type(exc).__name__,
+            **error_fields(exc),
             **context,
         )
         raise
@@ -208,7 +227,6 @@ def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
 
 
 def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
-    metrics.add_metric(name=decision.metric_name, unit=MetricUnit.Count, value=1)
     log = logger.info if decision in (Decision.ACCEPTED, Decision.DUPLICATE) else logger.warning
     log(
         "RESULT",
@@ -219,3 +237,5 @@ def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
             **fields,
         },
     )
+    # After the RESULT line: a metrics failure never hides a decision.
+    metrics.add_metric(name=decision.metric_name, unit=MetricUnit.Count, value=1)

@@ -1,0 +1,172 @@
+"""Which failures are transient: the one failure taxonomy of Order Guard.
+
+A *transient* failure may succeed if the same step is simply repeated, and repeating it
+is safe because the write is idempotent (a repeat finds the order the first attempt
+stored). Everything else is *permanent*: repeating cannot help, and the failure must
+surface under its own name.
+
+=====================  =================================================================
+transient              source
+=====================  =================================================================
+throttling codes       :data:`THROTTLING_ERROR_CODES`: botocore's standard retry mode
+                       (``botocore.retries.standard.ThrottledRetryableChecker``) and the
+                       DynamoDB Developer Guide, "Error handling with DynamoDB"
+transient codes        :data:`TRANSIENT_ERROR_CODES`: botocore's standard mode, plus
+                       DynamoDB's ``TransactionConflictException`` and
+                       ``ReplicatedWriteConflictException`` ("OK to retry")
+any HTTP 5xx           by status, so codes botocore does not model count too (DynamoDB's
+                       503 ``ServiceUnavailable`` arrives as a plain ``ClientError``)
+network                every ``botocore.exceptions.ConnectionError`` (connect timeout,
+                       refused, proxy, TLS) and ``HTTPClientError`` (dropped connection,
+                       read timeout): botocore's own transient classes
+our own                :class:`~order_guard.errors.TransientStoreError`,
+                       :class:`~order_guard.errors.TransientOrderError`,
+                       :class:`~order_guard.errors.TimeBudgetExhausted`
+Lambda, as Step        :data:`LAMBDA_SERVICE_ERRORS` (the Step Functions guide, "Handle
+Functions names them   Lambda service exceptions") and :data:`LAMBDA_TIMEOUT_ERRORS`
+                       (function timeout or out of memory)
+=====================  =================================================================
+
+Permanent: ``InvalidOrder``, ``OrderConflict``, ``ConfigurationError``,
+``UnreadableStoredOrder``, ``OrderNotFound`` (:data:`PERMANENT_ERRORS`) and every other
+``ClientError`` (access denied, validation, missing table).
+
+The workers call DynamoDB only inside :func:`dynamodb_call`, which turns a transient
+botocore failure into ``TransientStoreError`` with the original as ``__cause__``. The
+Lambda runtime reports the unqualified class name as ``errorType``, so every transient
+DynamoDB failure reaches Step Functions under that one name, whatever the runtime's
+botocore models; ``tests/test_failure_taxonomy.py`` proves that each transient kind
+reaches a retrier in both Task states and no permanent one does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any, Final
+
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
+
+from order_guard.errors import (
+    ConfigurationError,
+    InvalidOrder,
+    OrderConflict,
+    OrderNotFound,
+    TimeBudgetExhausted,
+    TransientOrderError,
+    TransientStoreError,
+    UnreadableStoredOrder,
+)
+
+THROTTLING_ERROR_CODES: Final = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "TransactionInProgressException",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "LimitExceededException",
+        "RequestThrottled",
+        "SlowDown",
+        "PriorRequestNotComplete",
+        "EC2ThrottledException",
+    }
+)
+TRANSIENT_ERROR_CODES: Final = frozenset(
+    {
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "PriorRequestNotComplete",
+        "TransactionConflictException",
+        "ReplicatedWriteConflictException",
+    }
+)
+TRANSIENT_EXCEPTIONS: Final = (BotocoreConnectionError, HTTPClientError)
+OWN_TRANSIENT_ERRORS: Final = (TransientStoreError, TransientOrderError, TimeBudgetExhausted)
+PERMANENT_ERRORS: Final = (
+    InvalidOrder,
+    OrderConflict,
+    ConfigurationError,
+    UnreadableStoredOrder,
+    OrderNotFound,
+)
+
+LAMBDA_SERVICE_ERRORS: Final = (
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+)
+"""Lambda's own transient errors, as Step Functions names them (``Lambda.<code>``)."""
+
+LAMBDA_TIMEOUT_ERRORS: Final = ("Lambda.Unknown", "Sandbox.Timedout")
+"""A function timeout or out-of-memory: ``Lambda.Unknown`` in Step Functions on AWS,
+``Sandbox.Timedout`` as the invoke API (and the local cloud) names a timeout."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether repeating the failed step may succeed (see the module table).
+
+    Args:
+        exc: any raised exception; a ``ClientError`` is judged by its error code and
+            its HTTP status (``exc.response["ResponseMetadata"]["HTTPStatusCode"]``).
+    """
+    if isinstance(exc, OWN_TRANSIENT_ERRORS + TRANSIENT_EXCEPTIONS):
+        return True
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code")
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in THROTTLING_ERROR_CODES or code in TRANSIENT_ERROR_CODES:
+            return True
+        return isinstance(status, int) and 500 <= status <= 599
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """``ClassName: message`` of a failure, with the code and HTTP status of a
+    ``ClientError`` (``ClientError ServiceUnavailable (HTTP 503): …``)."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return (
+            f"ClientError {error.get('Code', '?')} (HTTP {status}): "
+            f"{error.get('Message', '')}".rstrip(": ")
+        )
+    return f"{type(exc).__name__}: {exc}".rstrip(": ")
+
+
+@contextlib.contextmanager
+def dynamodb_call(operation: str, table: str) -> Iterator[None]:
+    """Run one DynamoDB call; a transient failure leaves as ``TransientStoreError``.
+
+    Args:
+        operation: the API name (``PutItem``, ``GetItem``, ``UpdateItem``), for the message.
+        table: the table name, for the message.
+
+    Raises:
+        TransientStoreError: the call failed transiently (its error is ``__cause__``).
+        botocore.exceptions.ClientError, BotoCoreError: a permanent failure, unchanged.
+    """
+    try:
+        yield
+    except (ClientError, *TRANSIENT_EXCEPTIONS) as exc:
+        if not is_transient(exc):
+            raise
+        raise TransientStoreError(
+            f"DynamoDB {operation} on {table} failed transiently, safe to retry: {describe(exc)}"
+        ) from exc
+
+
+def error_fields(exc: BaseException) -> dict[str, Any]:
+    """The fields a ``RESULT`` log line gives a failure: ``error_type`` (the name Step
+    Functions sees), ``transient``, and ``cause_type`` when the error wraps another."""
+    fields: dict[str, Any] = {"error_type": type(exc).__name__, "transient": is_transient(exc)}
+    if exc.__cause__ is not None:
+        fields["cause_type"] = type(exc.__cause__).__name__
+    return fields
