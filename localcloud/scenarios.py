@@ -245,7 +245,7 @@ def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) ->
     wanted = set(ids)
     sqs = target.client("sqs")
     url = target.outputs["JobsDeadLetterQueueUrl"]
-    bodies: list[str] = []
+    bodies: dict[str, str] = {}  # by MessageId: a message seen twice counts once
     held: list[str] = []  # receipt handles to make visible again
     try:
         while len(held) + len(bodies) < DLQ_SCAN_LIMIT:
@@ -257,7 +257,7 @@ def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) ->
                 break
             for message in messages:
                 if order_id_of(message["Body"]) in wanted:
-                    bodies.append(message["Body"])
+                    bodies[message["MessageId"]] = message["Body"]
                     if delete:
                         sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
                         continue
@@ -271,7 +271,7 @@ def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) ->
                     for n, handle in enumerate(held[start : start + 10])
                 ],
             )
-    return bodies
+    return list(bodies.values())
 
 
 def order_id_of(body: str) -> str | None:

@@ -122,3 +122,24 @@ def unused_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def unaccepting_endpoint_url() -> Iterator[str]:
+    """An http URL on 127.0.0.1 whose connections time out: its listen queue is full and
+    nothing accepts, so Linux drops further SYNs (botocore's connect timeout fires)."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    port = listener.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(3):
+            filler = socket.socket()
+            filler.setblocking(False)
+            with suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            fillers.append(filler)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()

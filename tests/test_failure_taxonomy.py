@@ -42,8 +42,10 @@ from order_guard.errors import (
 from order_guard.failures import (
     LAMBDA_SERVICE_ERRORS,
     LAMBDA_TIMEOUT_ERRORS,
+    OWN_TRANSIENT_ERRORS,
     THROTTLING_ERROR_CODES,
     TRANSIENT_ERROR_CODES,
+    WORKFLOW_TRANSIENT_ERRORS,
     dynamodb_call,
     is_transient,
 )
@@ -62,6 +64,7 @@ def states(template: Template) -> dict[str, Any]:
         text = text.replace(
             "${" + name + "}", "arn:aws:lambda:us-east-1:123456789012:function:worker"
         )
+    assert "${" not in text, "every placeholder has a substitution"
     definition: dict[str, Any] = json.loads(text)
     return definition["States"]
 
@@ -208,12 +211,22 @@ def test_every_transient_dynamodb_kind_reaches_a_retrier_of_its_task_state(
     assert retrier_for(states[state], name) is not None
 
 
-@pytest.mark.parametrize("state", TASK_STATES)
-def test_lambdas_own_transient_errors_reach_a_retrier_in_both_task_states(
-    state: str, states: dict[str, Any]
+def test_every_transient_name_of_the_taxonomy_reaches_a_retrier_in_its_task_states(
+    states: dict[str, Any],
 ) -> None:
-    for name in (*LAMBDA_SERVICE_ERRORS, *LAMBDA_TIMEOUT_ERRORS, "TransientStoreError"):
-        assert retrier_for(states[state], name) is not None, f"{state} does not retry {name}"
+    """Every name failures.py calls transient, for the states that can see it: the
+    Lambda service's and the timeout's in both; ours as the workflow worker raises them
+    (TransientOrderError comes from the store stage's fault modes only)."""
+    assert set(OWN_TRANSIENT_ERRORS) == {*WORKFLOW_TRANSIENT_ERRORS, TimeBudgetExhausted}
+    expected = {
+        "StoreOrder": [cls.__name__ for cls in WORKFLOW_TRANSIENT_ERRORS],
+        "ReadSummary": [
+            cls.__name__ for cls in WORKFLOW_TRANSIENT_ERRORS if cls is not TransientOrderError
+        ],
+    }
+    for state, ours in expected.items():
+        for name in (*ours, *LAMBDA_SERVICE_ERRORS, *LAMBDA_TIMEOUT_ERRORS):
+            assert retrier_for(states[state], name) is not None, f"{state} does not retry {name}"
 
 
 def test_the_seed_transient_order_error_retrier_is_kept_as_it_was(states: dict[str, Any]) -> None:

@@ -231,6 +231,29 @@ def test_an_attempts_table_failure_is_a_transient_failure_with_a_result_line(
     assert scan_orders(client, tables.orders) == {}  # the write waits for the retry
 
 
+@pytest.mark.parametrize(
+    ("code", "item"),
+    [
+        ("AccessDeniedException", None),
+        ("ResourceNotFoundException", None),
+        ("ConditionalCheckFailedException", None),  # resent, but no readable count
+        ("ConditionalCheckFailedException", {"id": {"S": "a"}, "attempts": {"S": "x"}}),
+    ],
+)
+def test_any_attempts_table_failure_is_a_transient_store_error(
+    code: str, item: dict[str, Any] | None
+) -> None:
+    """Issue 7: a failure of the attempts table is a transient failure of that attempt,
+    never a permanent failure of the order (nor a name that means a bad order item)."""
+    client, stubber = _stubbed()
+    stubber.add_client_error(
+        "update_item", code, http_status_code=400, modeled_fields={"Item": item} if item else None
+    )
+    with stubber, pytest.raises(TransientStoreError, match="diagnostics: UpdateItem") as raised:
+        count_attempt(client, "attempts", "a")
+    assert raised.value.__cause__ is not None
+
+
 def test_an_sdk_retry_that_meets_this_calls_own_committed_write_is_accepted(
     dynamodb: Any, tables: Tables
 ) -> None:

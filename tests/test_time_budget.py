@@ -13,7 +13,12 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import (
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 from botocore.retries.standard import ExponentialBackoff, RetryContext
 
 from order_guard import config, queue_worker
@@ -21,7 +26,7 @@ from order_guard.errors import TransientStoreError
 from order_guard.orders import Order
 from order_guard.store import put_order_once
 from tests.conftest import LambdaContext, LogCapture, queue_settings, sqs_record
-from tests.endpoints import scripted_endpoint, unused_port_url
+from tests.endpoints import scripted_endpoint, unaccepting_endpoint_url, unused_port_url
 
 SCHEDULING_SLACK_S = 1.0  # a loaded 2-core machine may run threads late; never early
 
@@ -103,6 +108,17 @@ def test_real_network_failures_are_transient_store_errors(
         assert isinstance(raised.value.__cause__, cause)
     else:
         assert "ServiceUnavailable (HTTP 503)" in str(raised.value)
+
+
+def test_a_connection_that_cannot_open_times_out_in_the_connect_budget() -> None:
+    with unaccepting_endpoint_url() as url:
+        started = time.monotonic()
+        with pytest.raises(TransientStoreError) as raised:
+            put_order_once(client_for(url), "orders", Order("unreachable", 1))
+        elapsed = time.monotonic() - started
+    assert isinstance(raised.value.__cause__, ConnectTimeoutError)
+    # two 0.5 s connect timeouts and a backoff of at most 1 s
+    assert elapsed <= config.worst_case_call_s(read_timeout_s=0) + SCHEDULING_SLACK_S
 
 
 def test_a_refused_connection_is_a_transient_store_error() -> None:

@@ -19,6 +19,9 @@ any HTTP 5xx           by status, so codes botocore does not model count too (Dy
 network                every ``botocore.exceptions.ConnectionError`` (connect timeout,
                        refused, proxy, TLS) and ``HTTPClientError`` (dropped connection,
                        read timeout): botocore's own transient classes
+attempts table         every failure of the diagnostic attempts counter
+                       (:func:`diagnostics_call`): diagnostics never make an order fail
+                       for good, so the attempt is simply repeated
 our own                :class:`~order_guard.errors.TransientStoreError`,
                        :class:`~order_guard.errors.TransientOrderError`,
                        :class:`~order_guard.errors.TimeBudgetExhausted`
@@ -87,7 +90,10 @@ TRANSIENT_ERROR_CODES: Final = frozenset(
     }
 )
 TRANSIENT_EXCEPTIONS: Final = (BotocoreConnectionError, HTTPClientError)
-OWN_TRANSIENT_ERRORS: Final = (TransientStoreError, TransientOrderError, TimeBudgetExhausted)
+WORKFLOW_TRANSIENT_ERRORS: Final = (TransientStoreError, TransientOrderError)
+"""Transient errors the workflow worker raises (TransientOrderError: store stage only)."""
+OWN_TRANSIENT_ERRORS: Final = (*WORKFLOW_TRANSIENT_ERRORS, TimeBudgetExhausted)
+"""All of ours; ``TimeBudgetExhausted`` is the queue worker's (a batch item failure)."""
 PERMANENT_ERRORS: Final = (
     InvalidOrder,
     OrderConflict,
@@ -134,11 +140,13 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        return (
-            f"ClientError {error.get('Code', '?')} (HTTP {status}): "
-            f"{error.get('Message', '')}".rstrip(": ")
+        head, message = (
+            f"ClientError {error.get('Code', '?')} (HTTP {status})",
+            error.get("Message"),
         )
-    return f"{type(exc).__name__}: {exc}".rstrip(": ")
+    else:
+        head, message = type(exc).__name__, str(exc)
+    return f"{head}: {message}" if message else head
 
 
 @contextlib.contextmanager
@@ -160,6 +168,23 @@ def dynamodb_call(operation: str, table: str) -> Iterator[None]:
             raise
         raise TransientStoreError(
             f"DynamoDB {operation} on {table} failed transiently, safe to retry: {describe(exc)}"
+        ) from exc
+
+
+@contextlib.contextmanager
+def diagnostics_call(operation: str, table: str) -> Iterator[None]:
+    """Run one call to a diagnostics table; *any* failure leaves as
+    ``TransientStoreError`` (issue 7: a failure of the attempts table is a transient
+    failure of that attempt, never a permanent failure of the order).
+
+    Raises:
+        TransientStoreError: the call failed, whatever the cause (kept as ``__cause__``).
+    """
+    try:
+        yield
+    except Exception as exc:
+        raise TransientStoreError(
+            f"diagnostics: {operation} on {table} failed, the attempt is retried: {describe(exc)}"
         ) from exc
 
 

@@ -48,7 +48,7 @@ from order_guard.errors import (
     OrderNotFound,
     UnreadableStoredOrder,
 )
-from order_guard.failures import dynamodb_call
+from order_guard.failures import diagnostics_call, dynamodb_call
 from order_guard.orders import (
     WRITE_ID,
     Order,
@@ -218,12 +218,12 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
     counter is independent of the business write and never part of a decision.
 
     Raises:
-        TransientStoreError: the call failed transiently after botocore's attempts.
-        UnreadableStoredOrder: the condition failed without a readable ``attempts``.
-        botocore.exceptions.ClientError: any other DynamoDB error, unchanged.
+        TransientStoreError: *any* failure, the attempts table being diagnostics
+            (:func:`~order_guard.failures.diagnostics_call`): throttling, access denied,
+            a missing table, a condition failure without a readable ``attempts``.
     """
     token = uuid.uuid4().hex
-    with dynamodb_call("UpdateItem", table_name):
+    with diagnostics_call("UpdateItem", table_name):
         try:
             response = client.update_item(
                 TableName=table_name,
@@ -243,13 +243,7 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
                 raise
             # This call's own update, applied by an attempt whose response was lost.
             item: Any = exc.response.get("Item", {})
-            try:
-                return int(item["attempts"]["N"])
-            except (KeyError, TypeError, ValueError) as unreadable:
-                raise UnreadableStoredOrder(
-                    f"attempts counter of {order_id!r}: condition failed without a "
-                    "readable attempts attribute"
-                ) from unreadable
+            return int(item["attempts"]["N"])  # KeyError, TypeError, ValueError: transient
     return int(response["Attributes"]["attempts"]["N"])
 
 

@@ -27,11 +27,13 @@ permanent      raises ``InvalidOrder`` on every attempt
 =============  ===================================================================
 
 Attempts are counted per business key, so a new execution of the same order sees
-attempt 3, 4, … and no longer faults; a counter update that botocore resends counts once
-(:func:`~order_guard.store.count_attempt`). Invalid input is rejected before the attempt
-is counted: no DynamoDB write is made for a job that breaks the contract. A failure of
-the attempts table fails the attempt like any other DynamoDB failure (transient ones are
-retried); it never skips the fault mode or stands in for the order's decision.
+attempt 3, 4, … and no longer faults. A counter update that botocore resends counts
+once (:func:`~order_guard.store.count_attempt`); an invocation whose counter committed
+and which then failed was an attempt, and the retry is the next one. Invalid input is
+rejected before the attempt is counted: no DynamoDB write is made for a job that breaks
+the contract. Any failure of the attempts table is a transient failure of that attempt
+(``TransientStoreError``, retried, with its ``RESULT`` line); the order's own decision
+is made by the retry, never replaced by the counter's failure.
 """
 
 from __future__ import annotations
