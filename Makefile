@@ -64,17 +64,22 @@ build: setup ## sam build (no container: pure-Python dependencies only)
 test: lint scan build ## everything CI runs: lint, scanners, sam build, then the test suite
 	pytest
 
-demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
-	python -m localcloud demo
+# Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
+#   CONFIG_ENV=prod                       samconfig.toml environment (default: default)
+#   PARAMETER_OVERRIDES="BatchSize=1 …"   replaces samconfig's parameter_overrides
+PARAMETERS = $(if $(CONFIG_ENV),--config-env $(CONFIG_ENV)) $(if $(PARAMETER_OVERRIDES),--parameter-overrides $(PARAMETER_OVERRIDES))
 
-serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI (Ctrl-C stops)
-	python -m localcloud serve --port $(or $(PORT),5000) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT))
+demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
+	python -m localcloud demo $(PARAMETERS)
+
+serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI (Ctrl-C stops; HOST=0.0.0.0 for containers)
+	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
 
 invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]
-	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
+	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
 verify: setup ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http://127.0.0.1:5000]
-	python -m localcloud verify --stack-name $(or $(STACK),order-guard) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
+	python -m localcloud verify $(if $(STACK),--stack-name $(STACK)) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
 soak: setup ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)

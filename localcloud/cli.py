@@ -1,4 +1,4 @@
-"""``python -m localcloud demo | serve | invoke | verify``."""
+"""``python -m localcloud demo | serve | invoke | verify | env-vars | soak``."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from localcloud.cloud import LocalCloud
-from localcloud.report import dumps, live, render, summary
+from localcloud.report import dumps, live, render, render_parameters, summary
 from localcloud.scenarios import queue_scenario, workflow_scenario
+from localcloud.template import UnsupportedTemplate, load, samconfig_stack_name
 
 console = Console(highlight=False)
 
@@ -27,15 +29,13 @@ DEMO_VISIBILITY_TIMEOUT = 1
 def demo(args: argparse.Namespace) -> int:
     """Both seed scenarios on a fresh in-process local cloud; exit 1 if any check fails."""
     started = time.monotonic()
-    with LocalCloud(
-        config_env=args.config_env, visibility_timeout=args.visibility_timeout
-    ) as cloud:
+    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    with LocalCloud(template=template, visibility_timeout=args.visibility_timeout) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
             f"\\[{args.config_env}], moto in-process, handlers from src/"
         )
-        parameters = ", ".join(f"{k}={v}" for k, v in sorted(cloud.template.parameters.items()))
-        console.print(f"[dim]parameters: {parameters}")
+        render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
             console.print(
                 f"[dim]note: {note} — so redelivery and redrive take seconds, not minutes"
@@ -56,8 +56,9 @@ def demo(args: argparse.Namespace) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     """Keep the application deployed on 127.0.0.1:PORT until Ctrl-C."""
+    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
     cloud = LocalCloud(
-        config_env=args.config_env,
+        template=template,
         server_port=args.port,
         host=args.host,
         visibility_timeout=args.visibility_timeout,
@@ -76,6 +77,7 @@ def serve(args: argparse.Namespace) -> int:
         console.print(
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
         )
+        render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
             console.print(f"[dim]note: {note}")
         width = max(len(name) for name in cloud.outputs)
@@ -133,7 +135,8 @@ def invoke(args: argparse.Namespace) -> int:
             body = json.loads(response["Payload"].read() or b"null")
             _show(args.function, event_file, log.splitlines(), body, response.get("FunctionError"))
         return 0
-    with LocalCloud(config_env=args.config_env) as cloud:
+    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    with LocalCloud(template=template) as cloud:
         try:
             function = cloud.deployment.function(args.function)
         except KeyError:
@@ -165,15 +168,39 @@ def verify(args: argparse.Namespace) -> int:
     from localcloud.verify import verify as run
 
     started = time.monotonic()
+    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    render_parameters(console, template, "parameters the stack is expected to have")
+    if template.parameters["FaultModesEnabled"] != "true":
+        console.print(
+            "[red]the after-write scenario needs FaultModesEnabled=true; these parameters "
+            f"give {template.parameters['FaultModesEnabled']}[/] (verify the default "
+            "environment, or pass --parameter-overrides FaultModesEnabled=true)"
+        )
+        return 2
+    stack_name = args.stack_name or samconfig_stack_name(args.config_env)
     target = StackTarget(
-        args.stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
+        stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
     )
-    console.print(f"[bold]verify[/] stack {args.stack_name} ({args.endpoint_url or 'AWS'})")
+    console.print(f"[bold]verify[/] stack {stack_name} ({args.endpoint_url or 'AWS'})")
     reports = run(target, run_id=args.run_id, keep=args.keep, listener=live(console))
     passed, failed = summary(reports)
     console.rule()
     console.print(f"{passed} ✓, {failed} ✗ in {time.monotonic() - started:.1f} s")
     return 0 if not failed else 1
+
+
+def env_vars(args: argparse.Namespace) -> int:
+    """Print the ``sam local invoke --env-vars`` file for a stack (AWS or a local server)."""
+    from localcloud.sam_local import env_vars as build
+    from localcloud.verify import StackTarget
+
+    target = StackTarget(args.stack_name, region=args.region, endpoint_url=args.endpoint_url)
+    container_endpoint = args.container_endpoint
+    if args.endpoint_url and container_endpoint is None:
+        port = args.endpoint_url.rstrip("/").rsplit(":", 1)[-1]
+        container_endpoint = f"http://host.docker.internal:{port}"
+    print(json.dumps(build(load(), target.outputs, container_endpoint), indent=2))
+    return 0
 
 
 def soak(args: argparse.Namespace) -> int:
@@ -196,6 +223,22 @@ def soak(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def _parameter_options(p: argparse.ArgumentParser) -> None:
+    """``--config-env`` and ``--parameter-overrides`` with ``sam deploy``'s meaning."""
+    p.add_argument(
+        "--config-env",
+        default="default",
+        help="samconfig.toml environment whose parameters to use (default: default)",
+    )
+    p.add_argument(
+        "--parameter-overrides",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="as for sam deploy: replaces samconfig's parameter_overrides "
+        "(e.g. BatchSize=1 FaultModesEnabled=true)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -203,9 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     p = commands.add_parser(
         "demo", help="play both seed scenarios on a fresh in-process local cloud"
     )
-    p.add_argument(
-        "--config-env", default="default", help="samconfig.toml environment (default: default)"
-    )
+    _parameter_options(p)
     p.add_argument(
         "--visibility-timeout",
         type=int,
@@ -218,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--stack-name", default="order-guard")
-    p.add_argument("--config-env", default="default")
+    _parameter_options(p)
     p.add_argument(
         "--visibility-timeout",
         type=int,
@@ -236,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help="event file; repeat to invoke in sequence",
     )
-    p.add_argument("--config-env", default="default")
+    _parameter_options(p)
     p.add_argument(
         "--endpoint-url", help="a running `serve` (default: a fresh in-process local cloud)"
     )
@@ -245,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=invoke)
 
     p = commands.add_parser("verify", help="the seed scenarios against a deployed stack")
-    p.add_argument("--stack-name", required=True)
+    p.add_argument("--stack-name", help="default: samconfig's stack_name for --config-env")
+    _parameter_options(p)
     p.add_argument("--region")
     p.add_argument("--profile")
     p.add_argument("--endpoint-url", help="e.g. http://127.0.0.1:5000 for `serve`")
@@ -255,6 +297,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="leave this run's items in place")
     p.set_defaults(run=verify)
 
+    p = commands.add_parser(
+        "env-vars", help="print the sam local invoke --env-vars file for a stack's resources"
+    )
+    p.add_argument("--stack-name", default="order-guard")
+    p.add_argument("--region")
+    p.add_argument("--endpoint-url", help="a running `serve` (default: the stack on AWS)")
+    p.add_argument(
+        "--container-endpoint",
+        help="the server as a container reaches it (default: host.docker.internal, same port)",
+    )
+    p.set_defaults(run=env_vars)
+
     p = commands.add_parser("soak", help="thousands of messages through the local cloud")
     p.add_argument("--messages", type=int, default=5000)
     p.add_argument("--seed", type=int, default=7)
@@ -262,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=soak)
 
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except UnsupportedTemplate as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,7 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import boto3
@@ -52,7 +52,9 @@ class LocalCloud:
         visibility_timeout: seconds; overrides every queue's visibility timeout so that
             redelivery and redrive take seconds (the template's value stays in Outputs
             and ``deployment.notes`` says what changed).
-        overrides: template parameter overrides, on top of samconfig's.
+        config_env: the samconfig environment whose parameters to deploy.
+        parameter_overrides: ``--parameter-overrides`` as ``sam deploy`` takes it (a
+            string, a list or a mapping); replaces samconfig's, as in SAM CLI.
     """
 
     def __init__(
@@ -60,14 +62,16 @@ class LocalCloud:
         *,
         template: Template | None = None,
         config_env: str = "default",
-        overrides: Mapping[str, str] | None = None,
+        parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
         stack_name: str = "order-guard",
         region: str = "us-east-1",
         server_port: int | None = None,
         host: str = "127.0.0.1",
         visibility_timeout: int | None = None,
     ) -> None:
-        self.template = template or load(config_env=config_env, overrides=overrides)
+        self.template = template or load(
+            config_env=config_env, parameter_overrides=parameter_overrides
+        )
         self.stack_name = stack_name
         self.region = region
         self.server_port = server_port
@@ -82,7 +86,12 @@ class LocalCloud:
 
     @property
     def endpoint_url(self) -> str | None:
-        return None if self.server_port is None else f"http://{self.host}:{self.server_port}"
+        """The server as this machine reaches it (``None`` in-process); a server bound to
+        every interface (``0.0.0.0``) is reached on 127.0.0.1."""
+        if self.server_port is None:
+            return None
+        host = "127.0.0.1" if self.host == "0.0.0.0" else self.host  # noqa: S104 - a comparison
+        return f"http://{host}:{self.server_port}"
 
     def start(self) -> Deployment:
         lambda_bridge.install()
@@ -105,6 +114,9 @@ class LocalCloud:
                 ip_address=self.host, port=self.server_port, verbose=False
             )
             self._server.start()
+            # moto's backends are process-wide: a server started after another one in
+            # this process starts empty, as a new emulator does (names are deterministic).
+            requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=10).raise_for_status()
             requests.post(
                 f"{self.endpoint_url}/moto-api/config",
                 json=json.loads(json.dumps(MOTO_CONFIG)),

@@ -10,10 +10,10 @@ resource and the property. Physical names follow CloudFormation's pattern
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
-import secrets
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -161,7 +161,11 @@ def deploy(
 
 
 def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> str:
-    suffix = secrets.token_hex(6).upper()
+    """``<stack>-<LogicalId>-<SUFFIX>`` as CloudFormation names resources. The suffix is
+    derived from the stack name and logical id, so every local deployment of a stack
+    has the same names and a checked-in file (``env-vars.local.json``) can carry them."""
+    digest = hashlib.sha256(f"{deployment.stack_name}/{logical_id}".encode()).hexdigest()
+    suffix = digest[:12].upper()
     prefix = f"{deployment.stack_name}-{logical_id}"[: limit - len(suffix) - 1]
     return f"{prefix}-{suffix}"
 

@@ -7,9 +7,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from localcloud.scenarios import Report, Step, StepListener
+from localcloud.template import Template
 
 _STYLE = {
     "accepted": "green",
@@ -24,6 +26,16 @@ def _item(value: Mapping[str, Any] | None) -> str:
     if not value:
         return "—"
     return f"qty {value.get('quantity')}, {value.get('total_cents')}¢"
+
+
+def render_parameters(console: Console, template: Template, heading: str) -> None:
+    """The resolved template parameters, each with where its value came from."""
+    table = Table(title=heading, title_justify="left", box=None, pad_edge=False)
+    for column in ("parameter", "value", "from"):
+        table.add_column(column)
+    for name, value in template.parameters.items():
+        table.add_row(*map(escape, (name, value, template.parameter_sources.get(name, ""))))
+    console.print(table)
 
 
 def render(console: Console, reports: Iterable[Report]) -> None:

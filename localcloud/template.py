@@ -1,24 +1,31 @@
 """Read ``template.yaml`` and ``samconfig.toml`` and resolve the intrinsics the template uses.
 
-Parameters resolve as ``sam deploy`` would for the chosen samconfig environment: the
-template's ``Default`` overridden by ``[<env>.deploy.parameters].parameter_overrides``,
-then by explicit overrides. Supported intrinsics: ``Ref``, ``Fn::GetAtt``, ``Fn::Sub``
+Parameters resolve as ``sam deploy`` resolves them, with SAM CLI's own classes: the
+samconfig environment's ``parameter_overrides`` (``[<env>.global.parameters]`` merged
+under ``[<env>.deploy.parameters]`` by ``SamConfig.get_all``, any form SAM
+accepts: a string, a list, an inline table, ``file://``), or, when given, the
+command line's ``--parameter-overrides``, which replaces samconfig's as it does for
+``sam deploy``; both parsed by ``CfnParameterOverridesType``; then the template's
+``Default`` for the rest. Supported intrinsics: ``Ref``, ``Fn::GetAtt``, ``Fn::Sub``
 (string and list forms) and ``Fn::Join``; anything else fails with
 :class:`UnsupportedTemplate` naming the resource and the property.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-import shlex
-import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
 from cfnlint.decode import cfn_yaml
+from samcli.cli.types import CfnParameterOverridesType
+from samcli.lib.config.exceptions import SamConfigFileReadException
+from samcli.lib.config.samconfig import SamConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_PATH = ROOT / "template.yaml"
@@ -43,7 +50,9 @@ class Template:
     body: Mapping[str, Any]
     parameters: Mapping[str, str]
     config_env: str
-    overrides_source: Mapping[str, str] = field(default_factory=dict)
+    parameter_sources: Mapping[str, str] = field(default_factory=dict)
+    """Where each parameter's value came from: ``template default``,
+    ``samconfig.toml [default]`` or ``--parameter-overrides``."""
 
     @property
     def resources(self) -> Mapping[str, Mapping[str, Any]]:
@@ -69,34 +78,54 @@ class Template:
         }
 
 
+DEFAULT_SOURCE = "template default"
+COMMAND_LINE_SOURCE = "--parameter-overrides"
+
+
 def load(
     path: Path = TEMPLATE_PATH,
     *,
     samconfig: Path | None = SAMCONFIG_PATH,
     config_env: str = "default",
-    overrides: Mapping[str, str] | None = None,
+    parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Template:
-    """Parse the template (cfn-lint's decoder knows the ``!Ref``/``!GetAtt``/``!Sub`` tags).
+    """Parse the template (cfn-lint's decoder knows the ``!Ref``/``!GetAtt``/``!Sub`` tags)
+    and resolve its parameters as ``sam deploy --config-env <config_env>`` would.
+
+    Args:
+        path: the template.
+        samconfig: the SAM CLI configuration file (``None``: none).
+        config_env: the samconfig environment; it must exist in the file.
+        parameter_overrides: ``--parameter-overrides`` as on the ``sam deploy`` command
+            line (``"BatchSize=1 FaultModesEnabled=false"``, a list of such strings, or a
+            mapping); when given it replaces samconfig's ``parameter_overrides``.
 
     Raises:
-        UnsupportedTemplate: an override names no parameter, or a parameter has neither
-            a default nor an override, or samconfig's ``parameter_overrides`` is not in
-            the ``Key="value"`` form.
+        UnsupportedTemplate: the samconfig environment does not exist or cannot be read;
+            an override is not in a form SAM CLI accepts, or names no parameter of the
+            template (SAM CLI would drop it silently); a parameter has neither a value
+            nor a default; a value breaks the parameter's constraints.
     """
     body = cfn_yaml.load(str(path))
     declared: Mapping[str, Mapping[str, Any]] = body.get("Parameters", {})
-    from_config = _samconfig_overrides(samconfig, config_env) if samconfig else {}
+    if parameter_overrides is not None:
+        given = _parse_overrides(parameter_overrides, COMMAND_LINE_SOURCE)
+        source = COMMAND_LINE_SOURCE
+    else:
+        given = samconfig_parameter_overrides(samconfig, config_env, ["deploy"])
+        source = f"{samconfig.name if samconfig else 'samconfig'} [{config_env}]"
     values: dict[str, str] = {}
+    sources: dict[str, str] = {}
     for name, spec in declared.items():
         if "Default" in spec:
-            values[name] = str(spec["Default"])
-    for source, extra in (("samconfig.toml", from_config), ("overrides", overrides or {})):
-        for name, value in extra.items():
-            if name not in declared:
-                raise UnsupportedTemplate(
-                    f"{source} parameter {name}", "no such template parameter"
-                )
-            values[name] = str(value)
+            values[name], sources[name] = str(spec["Default"]), DEFAULT_SOURCE
+    for name, value in given.items():
+        if name not in declared:
+            raise UnsupportedTemplate(
+                f"{source} parameter {name}",
+                "no such template parameter (sam deploy would ignore it silently)",
+            )
+        values[name], sources[name] = value, source
     for name, spec in declared.items():
         if name not in values:
             raise UnsupportedTemplate(f"Parameters.{name}", "needs a Default or an override")
@@ -106,8 +135,66 @@ def load(
         body=body,
         parameters=values,
         config_env=config_env,
-        overrides_source=from_config,
+        parameter_sources=sources,
     )
+
+
+def samconfig_parameter_overrides(
+    samconfig: Path | None, config_env: str, cmd_names: Sequence[str]
+) -> dict[str, str]:
+    """``parameter_overrides`` of a samconfig environment for a SAM CLI command, read and
+    parsed as SAM CLI does (``[<env>.global.parameters]`` merged under
+    ``[<env>.<command>.parameters]``; ``cmd_names`` ``["deploy"]`` or ``["local",
+    "invoke"]``). An absent file gives ``{}``, as in SAM CLI.
+
+    Raises:
+        UnsupportedTemplate: the file cannot be read, it has no ``config_env`` section
+            (SAM CLI would go on without one, and ``sam deploy`` would then miss its
+            stack name), or the value is not in a form SAM CLI accepts.
+    """
+    if samconfig is None or not samconfig.exists():
+        return {}
+    where = f"{samconfig.name} [{config_env}]"
+    try:
+        config = SamConfig(samconfig.parent, samconfig.name)
+        environments = config.get_stage_configuration_names()
+        if config_env not in environments:
+            raise UnsupportedTemplate(
+                where, f"no such environment (it has: {', '.join(environments) or 'none'})"
+            )
+        resolved = config.get_all(list(cmd_names), "parameters", env=config_env)
+    except SamConfigFileReadException as exc:
+        raise UnsupportedTemplate(where, str(exc)) from exc
+    raw = resolved.get("parameter_overrides")
+    if raw is None:
+        return {}
+    # sam deploy runs in the project directory: a relative file:// resolves from there.
+    with contextlib.chdir(samconfig.parent):
+        return _parse_overrides(raw, f"{where} parameter_overrides")
+
+
+def samconfig_stack_name(config_env: str, samconfig: Path = SAMCONFIG_PATH) -> str:
+    """``stack_name`` of a samconfig environment for ``sam deploy``.
+
+    Raises:
+        UnsupportedTemplate: no such environment, or it names no stack.
+    """
+    where = f"{samconfig.name} [{config_env}]"
+    config = SamConfig(samconfig.parent, samconfig.name)
+    if config_env not in config.get_stage_configuration_names():
+        raise UnsupportedTemplate(where, "no such environment")
+    name = config.get_all(["deploy"], "parameters", env=config_env).get("stack_name")
+    if not name:
+        raise UnsupportedTemplate(where, "no stack_name (give --stack-name)")
+    return str(name)
+
+
+def _parse_overrides(raw: Any, where: str) -> dict[str, str]:
+    try:
+        parsed = CfnParameterOverridesType().convert(raw, None, None)
+    except click.ClickException as exc:
+        raise UnsupportedTemplate(where, exc.format_message()) from exc
+    return {str(name): str(value) for name, value in parsed.items()}
 
 
 def _check_parameter(name: str, spec: Mapping[str, Any], value: str) -> None:
@@ -129,32 +216,6 @@ def _check_parameter(name: str, spec: Mapping[str, Any], value: str) -> None:
             raise UnsupportedTemplate(where, f"{value} is below MinValue {spec['MinValue']}")
         if "MaxValue" in spec and number > float(spec["MaxValue"]):
             raise UnsupportedTemplate(where, f"{value} is above MaxValue {spec['MaxValue']}")
-
-
-def _samconfig_overrides(path: Path, config_env: str) -> dict[str, str]:
-    if not path.exists():
-        return {}
-    config = tomllib.loads(path.read_text())
-    raw = (
-        config.get(config_env, {})
-        .get("deploy", {})
-        .get("parameters", {})
-        .get("parameter_overrides")
-    )
-    if raw is None:
-        return {}
-    if isinstance(raw, list):
-        raw = " ".join(raw)
-    result: dict[str, str] = {}
-    for token in shlex.split(raw):
-        name, sep, value = token.partition("=")
-        if not sep or not name or name.startswith("ParameterKey"):
-            raise UnsupportedTemplate(
-                f"samconfig.toml [{config_env}.deploy.parameters].parameter_overrides",
-                f'expected Key="value" pairs, got {token!r}',
-            )
-        result[name] = value
-    return result
 
 
 Resolver = Callable[[str, str], Any]

@@ -63,6 +63,44 @@ def test_invoke_command_prints_response_and_logs(capsys: pytest.CaptureFixture[s
     assert "START RequestId:" in out
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["demo"],
+        ["serve", "--port", "1"],
+        ["invoke", "QueueWorkerFunction", "-e", "events/sqs-first-order.json"],
+        ["verify"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_every_command_refuses_an_unknown_config_env(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*command, "--config-env", "staging"]) == 2
+    assert "samconfig.toml [staging]: no such environment" in capsys.readouterr().out
+
+
+def test_invoke_takes_parameter_overrides_that_replace_samconfigs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As with sam deploy, the command line's list replaces samconfig's: fault modes are
+    back at the template default (off) unless given again."""
+    argv = ["invoke", "WorkflowWorkerFunction", "-e", "events/workflow-flaky.json"]
+    assert cli.main([*argv, "--parameter-overrides", "BatchSize=3"]) == 0
+    assert '"errorType": "InvalidOrder"' in capsys.readouterr().out
+    assert cli.main([*argv, "--parameter-overrides", "FaultModesEnabled=true"]) == 0
+    assert '"errorType": "TransientOrderError"' in capsys.readouterr().out
+
+
+def test_verify_refuses_parameters_without_the_fault_modes_its_scenario_needs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["verify", "--config-env", "prod"]) == 2
+    out = capsys.readouterr().out
+    assert "needs FaultModesEnabled=true" in out
+    assert "samconfig.toml [prod]" in out  # the parameter table names the source
+
+
 def test_samconfig_prod_parameters_reach_the_functions() -> None:
     with LocalCloud(config_env="prod") as prod:
         worker = prod.deployment.function("WorkflowWorkerFunction")
@@ -117,21 +155,21 @@ def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ({"BatchSize": "11"}, r"Parameters\.BatchSize: 11 is above MaxValue 10"),
-        ({"BatchSize": "ten"}, r"Parameters\.BatchSize: 'ten' is not a number"),
-        ({"MaxReceiveCount": "0"}, r"Parameters\.MaxReceiveCount: 0 is below MinValue 1"),
-        ({"FaultModesEnabled": "yes"}, r"Parameters\.FaultModesEnabled: 'yes' is not one of"),
+        ("BatchSize=11", r"Parameters\.BatchSize: 11 is above MaxValue 10"),
+        ("BatchSize=ten", r"Parameters\.BatchSize: 'ten' is not a number"),
+        ("MaxReceiveCount=0", r"Parameters\.MaxReceiveCount: 0 is below MinValue 1"),
+        ("FaultModesEnabled=yes", r"Parameters\.FaultModesEnabled: 'yes' is not one of"),
         (
-            {"NoSuchParameter": "1"},
-            r"overrides parameter NoSuchParameter: no such template parameter",
+            "NoSuchParameter=1",
+            r"--parameter-overrides parameter NoSuchParameter: no such template parameter",
         ),
     ],
 )
 def test_parameter_values_sam_deploy_would_reject_fail_locally_too(
-    override: dict[str, str], message: str
+    override: str, message: str
 ) -> None:
     with pytest.raises(UnsupportedTemplate, match=message):
-        load(overrides=override)
+        load(parameter_overrides=override)
 
 
 def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:

@@ -105,7 +105,7 @@ def test_invoke_reaches_the_functions_of_a_running_server(
     assert "START RequestId:" in out  # the LogType=Tail log of the invocation
 
 
-def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
+def test_serve_prints_its_parameters_and_resources_and_stops_cleanly_on_sigint() -> None:
     import queue
     import signal
     import subprocess
@@ -114,7 +114,17 @@ def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
 
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "localcloud", "serve", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "localcloud",
+            "serve",
+            "--port",
+            str(port),
+            "--parameter-overrides",
+            "BatchSize=1",
+            "FaultModesEnabled=true",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -142,6 +152,10 @@ def test_serve_prints_its_resources_and_stops_cleanly_on_sigint() -> None:
     try:
         printed = read_until("Ctrl-C stops the server", timeout_s=60)
         assert f"listening on http://127.0.0.1:{port}" in printed
+        rows = {tuple(line.split()) for line in printed.splitlines()}
+        assert ("BatchSize", "1", "--parameter-overrides") in rows
+        assert ("FaultModesEnabled", "true", "--parameter-overrides") in rows
+        assert ("MaxReceiveCount", "5", "template", "default") in rows  # replaced, as in SAM
         for output in (
             "JobsQueueUrl",
             "OrdersTableName",
