@@ -72,7 +72,7 @@ PARAMETERS = $(if $(CONFIG_ENV),--config-env $(CONFIG_ENV)) $(if $(PARAMETER_OVE
 demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
 	python -m localcloud demo $(PARAMETERS)
 
-serve: setup ## keep the application deployed on 127.0.0.1:5000 for the AWS CLI (Ctrl-C stops; HOST=0.0.0.0 for containers)
+serve: setup ## the application on 127.0.0.1:5000 for the AWS CLI (PORT=5001 if busy; HOST=0.0.0.0 for containers; Ctrl-C stops)
 	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
 
 invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]

@@ -7,12 +7,20 @@ import base64
 import json
 import logging
 import signal
+import socket
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+)
 from rich.console import Console
 from rich.markup import escape
 
@@ -37,9 +45,7 @@ def demo(args: argparse.Namespace) -> int:
         )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
-            console.print(
-                f"[dim]note: {note} — so redelivery and redrive take seconds, not minutes"
-            )
+            console.print(f"[dim]note: {escape(note)}")
         show = live(console)
         reports = [queue_scenario(cloud, listener=show), workflow_scenario(cloud, listener=show)]
     passed, failed = summary(reports)
@@ -57,6 +63,15 @@ def demo(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     """Keep the application deployed on 127.0.0.1:PORT until Ctrl-C."""
     template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    try:  # fail at once on a busy port, before anything starts
+        socket.create_server((args.host, args.port)).close()
+    except OSError as exc:
+        console.print(
+            f"[red]error:[/] cannot listen on {args.host}:{args.port}: {exc.strerror}; "
+            f"pick another port: make serve PORT={args.port + 1} (or --port {args.port + 1})",
+            soft_wrap=True,
+        )
+        return 2
     cloud = LocalCloud(
         template=template,
         server_port=args.port,
@@ -71,15 +86,14 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with cloud:
-        for source in cloud.deployment.event_sources:
-            source.start()
+        cloud.start_event_sources()
         endpoint = cloud.endpoint_url
         console.print(
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
         )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
-            console.print(f"[dim]note: {note}")
+            console.print(f"[dim]note: {escape(note)}")
         width = max(len(name) for name in cloud.outputs)
         for name, value in cloud.outputs.items():
             console.print(f"  {name:<{width}}  {value}", markup=False, soft_wrap=True)
@@ -114,7 +128,14 @@ def invoke(args: argparse.Namespace) -> int:
     when it cannot invoke at all. Against a fresh local cloud the full log is shown;
     against ``--endpoint-url`` it is the invoke API's ``LogType=Tail`` (last 4 KB).
     """
-    events = [(name, json.loads(Path(name).read_text())) for name in args.event]
+    events = []
+    for name in args.event:
+        try:
+            events.append((name, json.loads(Path(name).read_text())))
+        except OSError as exc:
+            raise CommandError(f"event file {name}: {exc.strerror}") from exc
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"event file {name} is not JSON: {exc}") from exc
     if args.endpoint_url:
         from localcloud.verify import StackTarget
 
@@ -318,9 +339,40 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except UnsupportedTemplate as exc:
+    except (UnsupportedTemplate, CommandError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         return 2
+    except (BotoCoreError, ClientError) as exc:
+        console.print(f"[red]error:[/] {escape(aws_problem(exc, args))}", soft_wrap=True)
+        return 2
+
+
+class CommandError(Exception):
+    """A command cannot run as asked; the message says what to do (one line, exit 2)."""
+
+
+def aws_problem(exc: BotoCoreError | ClientError, args: argparse.Namespace) -> str:
+    """One line for what keeps a command from reaching its stack, and what to run."""
+    endpoint = getattr(args, "endpoint_url", None)
+    if isinstance(exc, EndpointConnectionError) and endpoint:
+        return f"nothing answers at {endpoint}: start the local cloud with `make serve`"
+    if isinstance(exc, EndpointConnectionError):
+        return f"cannot reach AWS ({exc}): check the network, or use ENDPOINT=… for make serve"
+    if isinstance(exc, NoCredentialsError):
+        return (
+            "no AWS credentials: configure them (aws configure, or AWS_PROFILE / --profile), "
+            "or run against the local cloud: make serve, then ENDPOINT=http://127.0.0.1:5000"
+        )
+    if isinstance(exc, NoRegionError):
+        return "no AWS region: pass REGION=… (--region) or set AWS_REGION"
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        message = str(error.get("Message", ""))
+        if error.get("Code") == "ValidationError" and "does not exist" in message:
+            stack = getattr(args, "stack_name", None) or "the stack"
+            return f"{message}: deploy {stack} first (make deploy) or name another (STACK=…)"
+        return f"{error.get('Code')}: {message}"
+    return str(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,9 +27,18 @@ from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
-from localcloud import dynamodb_atomic, faults, lambda_bridge
+from localcloud import (
+    api_checks,
+    control_plane,
+    dynamodb_atomic,
+    event_source,
+    faults,
+    lambda_bridge,
+    log_filter,
+    stack,
+)
 from localcloud.deploy import Deployment, deploy
-from localcloud.event_source import BatchOutcome, SqsEventSourceMapping
+from localcloud.event_source import BatchOutcome, SqsEventSourceMapping, discover
 from localcloud.scenarios import queue_depth
 from localcloud.template import Template, load
 
@@ -81,6 +90,9 @@ class LocalCloud:
         self._server: ThreadedMotoServer | None = None
         self._saved_environ: dict[str, str | None] = {}
         self._deployment: Deployment | None = None
+        self._reported: set[str] = set()  # mappings and log groups already warned about
+        self._discovery_stop = threading.Event()
+        self._discovery: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -97,6 +109,11 @@ class LocalCloud:
         lambda_bridge.install()
         dynamodb_atomic.install()
         faults.install()
+        event_source.install()
+        control_plane.install()
+        stack.install()
+        api_checks.install()
+        log_filter.install()
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
         # handlers it runs must reach only the emulator. stop() puts them back.
@@ -133,10 +150,14 @@ class LocalCloud:
             visibility_timeout=self.visibility_timeout,
             log_sink=self._deliver_logs,
         )
-        self._register_stack(self._deployment)
+        stack.register(self._deployment, self.client)
         return self._deployment
 
     def stop(self) -> None:
+        self._discovery_stop.set()
+        if self._discovery is not None:
+            self._discovery.join(timeout=10)
+            self._discovery = None
         if self._deployment is not None:
             for source in self._deployment.event_sources:
                 source.stop()
@@ -202,60 +223,97 @@ class LocalCloud:
         (source,) = self.deployment.event_sources
         return source
 
-    def _register_stack(self, deployment: Deployment) -> None:
-        """Publish the Outputs as a CloudFormation stack, so ``describe-stacks`` (and
-        ``verify --stack-name``) find them as on AWS. The stack's one resource is a
-        placeholder: the real resources were created by :func:`deploy`."""
-        body = {
-            "Description": "Order Guard on the local cloud (resources made by localcloud.deploy)",
-            "Resources": {"LocalCloudMarker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-            "Outputs": {name: {"Value": value} for name, value in deployment.outputs.items()},
-        }
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # moto: WaitConditionHandle unsupported
-            self.client("cloudformation").create_stack(
-                StackName=self.stack_name, TemplateBody=json.dumps(body)
-            )
-
     def settle(self, timeout_s: float) -> None:
         """The scenarios' hook: run the event source mapping until the queue is empty."""
         self.drain(timeout_s=timeout_s)
 
     def _deliver_logs(self, group: str, stream: str, events: list[tuple[int, str]]) -> None:
+        """Put an invocation's lines in its log group. A log group that is gone loses the
+        lines, as on AWS when the function's role may not create it again (these roles
+        grant only logs:CreateLogStream and logs:PutLogEvents); it never fails the
+        invocation. Said once per group."""
         if not events:
             return
         logs = self.client("logs")
-        existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
-            "logStreams"
-        ]
-        if not any(s["logStreamName"] == stream for s in existing):
-            logs.create_log_stream(logGroupName=group, logStreamName=stream)
-        logs.put_log_events(
-            logGroupName=group,
-            logStreamName=stream,
-            logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+        try:
+            existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
+                "logStreams"
+            ]
+            if not any(s["logStreamName"] == stream for s in existing):
+                logs.create_log_stream(logGroupName=group, logStreamName=stream)
+            logs.put_log_events(
+                logGroupName=group,
+                logStreamName=stream,
+                logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+            )
+        except logs.exceptions.ResourceNotFoundException:
+            if group not in self._reported:
+                self._reported.add(group)
+                print(
+                    f"[logs] log group {group} does not exist: this function's log lines are "
+                    "lost until it is created again (as on AWS)"
+                )
+            return
+        self._reported.discard(group)
+
+    # --- event source mappings ------------------------------------------------------------
+
+    def discover_mappings(self) -> list[SqsEventSourceMapping]:
+        """Pick up mappings created through the Lambda API since the last look."""
+        known = {source.uuid for source in self.deployment.event_sources if source.uuid}
+        found = discover(
+            self.client("lambda"),
+            self.client("sqs"),
+            self.region,
+            known,
+            reported=self._reported,
         )
+        self.deployment.event_sources.extend(found)
+        return found
+
+    def start_event_sources(self, idle_wait_seconds: float = 0.2) -> None:
+        """Server mode: poll every mapping in the background, and look for new ones
+        created through the Lambda API every second."""
+        for source in self.deployment.event_sources:
+            source.start(idle_wait_seconds=idle_wait_seconds)
+        self._discovery_stop.clear()
+
+        def look() -> None:
+            while not self._discovery_stop.wait(1.0):
+                try:
+                    for source in self.discover_mappings():
+                        source.start(idle_wait_seconds=idle_wait_seconds)
+                except Exception as exc:  # noqa: BLE001 - keep serving; said once
+                    if "discovery" not in self._reported:
+                        self._reported.add("discovery")
+                        print(f"[event source mapping] listing mappings failed: {exc!r}")
+
+        self._discovery = threading.Thread(target=look, name="esm-discovery", daemon=True)
+        self._discovery.start()
 
     # --- the event source mapping, driven synchronously --------------------------------
 
     def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
-        """Run the event source mapping until its queue holds nothing, visible or in flight.
+        """Run every enabled event source mapping until its queue holds nothing, visible
+        or in flight.
 
         Messages left for redelivery come back after the visibility timeout and are
         polled again, until they are acknowledged or redriven to the dead-letter queue.
 
         Raises:
-            TimeoutError: the queue is not empty after ``timeout_s`` seconds.
+            TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
-        source = self.event_source
+        self.discover_mappings()
         outcomes: list[BatchOutcome] = []
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            outcome = source.poll_once()
-            if outcome.invocation is not None:
-                outcomes.append(outcome)
+            polled = [source.poll_once() for source in self.deployment.event_sources]
+            busy = [outcome for outcome in polled if outcome.invocation is not None]
+            outcomes.extend(busy)
+            if busy:
                 continue
-            if queue_depth(self, source.queue_url) == (0, 0):
+            active = [s for s in self.deployment.event_sources if s.enabled and not s.deleted]
+            if all(queue_depth(self, source.queue_url) == (0, 0) for source in active):
                 return outcomes
             time.sleep(idle_sleep_s)
-        raise TimeoutError(f"{source.queue_url} still holds messages after {timeout_s} s")
+        raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from localcloud.control_plane import reserved_in
 from localcloud.event_source import SqsEventSourceMapping
 from localcloud.lambda_bridge import LocalFunction, LogSink, register
 from localcloud.template import ROOT, Template, UnsupportedTemplate, resolve
@@ -157,6 +158,10 @@ def deploy(
         )
     for name, output in template.outputs.items():
         deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
+    deployment.notes.append(
+        "IAM policies are created but not enforced locally, and CloudWatch metrics and "
+        "X-Ray traces are not recorded (README: what is emulated)"
+    )
     return deployment
 
 
@@ -216,7 +221,8 @@ def _queue(
         declared = attributes["VisibilityTimeout"]
         attributes["VisibilityTimeout"] = str(override)
         deployment.notes.append(
-            f"{logical_id}: visibility timeout {override} s locally (template: {declared} s)"
+            f"{logical_id}: visibility timeout {override} s locally (template: {declared} s), "
+            "so redelivery and redrive take seconds, not minutes"
         )
     sqs = client("sqs")
     url = sqs.create_queue(
@@ -369,6 +375,12 @@ def _function(
     variables = {
         k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()
     }
+    reserved = reserved_in(variables)
+    if reserved:
+        raise UnsupportedTemplate(
+            f"{logical_id}.Environment.Variables.{reserved[0]}",
+            f"{', '.join(reserved)} reserved by Lambda: the deploy would fail",
+        )
     code_uri = (ROOT / str(properties["CodeUri"])).resolve()
     if not code_uri.is_dir():
         raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{code_uri} is not a directory")
@@ -417,9 +429,9 @@ def _function(
         _reject_unknown(
             spec, {"Queue", "BatchSize", "FunctionResponseTypes", "Enabled"}, where, "SQS event"
         )
-        if str(spec.get("Enabled", True)).lower() == "false":
+        enabled = str(spec.get("Enabled", True)).lower() != "false"
+        if not enabled:
             deployment.notes.append(f"{where}: Enabled is false, so nothing polls its queue")
-            continue
         queue_arn = spec["Queue"]
         queue_id = next(
             (
@@ -431,6 +443,17 @@ def _function(
         )
         if queue_id is None:
             raise UnsupportedTemplate(f"{where}.Queue", "must reference a queue of this template")
+        # A mapping of the Lambda API, as CloudFormation creates it: the CLI lists,
+        # reads, updates and deletes it, and the poller reads it back on every poll.
+        batch_size = int(spec.get("BatchSize", 10))
+        response_types = list(spec.get("FunctionResponseTypes", []))
+        uuid = lambda_client.create_event_source_mapping(
+            FunctionName=arn,
+            EventSourceArn=queue_arn,
+            BatchSize=batch_size,
+            FunctionResponseTypes=response_types,
+            Enabled=enabled,
+        )["UUID"]
         deployment.event_sources.append(
             SqsEventSourceMapping(
                 sqs=client("sqs"),
@@ -438,9 +461,11 @@ def _function(
                 queue_arn=queue_arn,
                 region=deployment.region,
                 function=local,
-                batch_size=int(spec.get("BatchSize", 10)),
-                report_batch_item_failures="ReportBatchItemFailures"
-                in spec.get("FunctionResponseTypes", []),
+                batch_size=batch_size,
+                report_batch_item_failures="ReportBatchItemFailures" in response_types,
+                lambda_client=lambda_client,
+                uuid=uuid,
+                enabled=enabled,
             )
         )
 

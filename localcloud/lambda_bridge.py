@@ -4,6 +4,11 @@
   ``CodeUri`` on the first invocation (the cold start), with the function's environment
   applied, so module-scope clients and configuration are built once per environment, as
   on Lambda, and never shared between functions or between local clouds.
+  :meth:`LocalFunction.new_execution_environment` discards it (the next invocation is a
+  cold start again). Powertools keeps its cold-start flags in module globals, which the
+  process shares; the bridge gives each function its own (see
+  :func:`_powertools_cold_start`), so each function's first invocation logs
+  ``cold_start: true`` and emits the ``ColdStart`` metric, whoever ran before it.
 - **Environment**: each invocation sees the function's variables (``Globals`` merged
   with the function's own, references resolved) and the variables the runtime sets
   (``AWS_LAMBDA_FUNCTION_NAME``, ``AWS_REGION`` …, and ``AWS_CONFIG_FILE`` /
@@ -17,13 +22,19 @@
 - **Context**: ``function_name``, ``aws_request_id``, ``invoked_function_arn``,
   ``memory_limit_in_mb``, ``log_group_name``, ``log_stream_name`` and
   ``get_remaining_time_in_millis()`` counting down from the function's ``Timeout``.
+- **Response**: serialised as the runtime's marshaller does (:func:`marshal_response`):
+  ``Decimal`` is a JSON number, ``bytes`` go out raw, and what it refuses (a set, a
+  datetime, an object …) is ``Runtime.MarshalError``. ``Invocation.payload`` is that JSON
+  read back, what the caller of ``Invoke`` gets.
 - **Errors**: a raised exception becomes the runtime's error envelope
   ``{"errorMessage", "errorType", "requestId", "stackTrace"}`` with ``errorType`` the
   unqualified class name, and the invoke response carries ``X-Amz-Function-Error:
-  Unhandled``, so Step Functions retriers and catchers match by name. A failed import
-  is ``Runtime.ImportModuleError``, a missing handler ``Runtime.HandlerNotFound``,
-  ``sys.exit`` is ``Runtime.ExitError`` and a response
-  that is not JSON is ``Runtime.MarshalError``. The timeout is reported, not enforced
+  Unhandled``, so Step Functions retriers and catchers match by name. Loading the handler
+  fails as the runtime's ``_get_handler`` reports it (:meth:`LocalFunction._load_handler`):
+  an ``ImportError`` is ``Runtime.ImportModuleError``, a ``SyntaxError``
+  ``Runtime.UserCodeSyntaxError``, a missing handler ``Runtime.HandlerNotFound``, and any
+  other exception raised at import keeps its own class name (``ValueError`` …).
+  ``sys.exit`` is ``Runtime.ExitError``. The timeout is reported, not enforced
   (a thread cannot be killed): an invocation that outlives it is logged as ``Task timed
   out`` and fails with ``Sandbox.Timedout``, whatever the handler returned (its side
   effects stay, as on Lambda). Step Functions on AWS names a timeout ``Lambda.Unknown``;
@@ -41,9 +52,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import decimal
 import importlib.util
 import io
 import json
+import math
 import os
 import sys
 import threading
@@ -57,6 +70,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import simplejson
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
 _INVOCATION_LOCK = threading.RLock()
@@ -97,7 +111,10 @@ class Invocation:
         return self.payload.get("errorType") if self.error else None
 
     def payload_bytes(self) -> bytes:
-        return json.dumps(self.payload).encode()
+        """The invoke response body: the runtime's JSON (raw for a ``bytes`` response)."""
+        if isinstance(self.payload, bytes):
+            return self.payload
+        return marshal_response(self.payload)[0]
 
 
 LogSink = Callable[[str, str, list[tuple[int, str]]], None]
@@ -154,7 +171,22 @@ class LocalFunction:
     log_sink: LogSink | None = None
     _module: ModuleType | None = field(default=None, repr=False)
     _log_stream: str = field(default="", repr=False)
+    # This environment's Powertools cold-start flags (module name → value); empty: cold.
+    _cold_start_flags: dict[str, bool] = field(default_factory=dict, repr=False)
     invocations: int = field(default=0, repr=False)
+
+    def new_execution_environment(self) -> None:
+        """Discard this function's execution environment: the next invocation is a cold
+        start, as on Lambda after ``UpdateFunctionConfiguration`` or ``UpdateFunctionCode``.
+
+        The handler module is dropped, so the next invocation imports it again (module
+        scope runs anew with the environment of that moment), writes to a new log stream,
+        and Powertools sees ``cold_start`` true again. An invocation in progress finishes
+        in the old environment first (this waits for the bridge's lock).
+        """
+        with _INVOCATION_LOCK:
+            self._module = None
+            self._cold_start_flags.clear()
 
     def runtime_environment(self, request_id: str | None = None) -> dict[str, str]:
         """The variables one invocation sees (the function's own plus the runtime's)."""
@@ -188,22 +220,25 @@ class LocalFunction:
         request_id = str(uuid.uuid4())
         buffer = io.StringIO()
         started = time.monotonic()
-        if self._module is None:
+        if self._module is None:  # a cold start: a new execution environment
             self._log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
-        with _environment(self.runtime_environment(request_id)), _captured(buffer, self):
+            self._cold_start_flags.clear()
+        with (
+            _environment(self.runtime_environment(request_id)),
+            _captured(buffer, self),
+            _powertools_cold_start(self._cold_start_flags),
+        ):
             print(f"START RequestId: {request_id} Version: $LATEST")
             payload: Any
+            handler: Callable[[Any, Any], Any] | None = None
             try:
                 handler = self._load_handler()
-            except _HandlerNotFound as exc:
-                handler = None
-                payload = runtime_error("Runtime.HandlerNotFound", exc, request_id)
+            except _RuntimeFault as fault:
+                payload = fault.envelope(request_id)
             except SystemExit as exc:
-                handler = None
                 payload = runtime_error("Runtime.ExitError", exc, request_id)
-            except Exception as exc:  # noqa: BLE001 - the runtime reports a failed init
-                handler = None
-                payload = runtime_error("Runtime.ImportModuleError", exc, request_id)
+            except Exception as exc:  # noqa: BLE001 - bootstrap.run reports any init error
+                payload = _Envelope(error_envelope(exc, request_id))
             if handler is not None:
                 context = LambdaContext(
                     function_name=self.name,
@@ -243,6 +278,12 @@ class LocalFunction:
     def _run(
         handler: Callable[[Any, Any], Any], event: Any, context: LambdaContext, request_id: str
     ) -> Any:
+        """Call the handler and marshal its response, as ``awslambdaric/bootstrap.py``
+        ``handle_event_request`` does: a ``FaultException`` from ``marshal_response``
+        becomes ``Runtime.MarshalError`` with the message ``Unable to marshal response:
+        …`` and an empty ``stackTrace``; any other exception is reported under its class.
+        The result is the JSON read back (``bytes`` stay raw), as the invoker receives it.
+        """
         try:
             payload = handler(json.loads(json.dumps(event)), context)
         except SystemExit as exc:
@@ -250,21 +291,66 @@ class LocalFunction:
         except Exception as exc:  # noqa: BLE001 - the runtime reports every error
             return _Envelope(error_envelope(exc, request_id))
         try:
-            json.dumps(payload)  # the runtime serialises the response
-        except (TypeError, ValueError) as exc:
-            return runtime_error("Runtime.MarshalError", exc, request_id)
-        return payload
+            body, content_type = marshal_response(payload)
+        except Exception as exc:  # noqa: BLE001 - LambdaMarshaller catches every error
+            fault = _RuntimeFault("Runtime.MarshalError", f"Unable to marshal response: {exc}")
+            return fault.envelope(request_id)
+        if content_type != "application/json":
+            return body
+        return json.loads(body)
 
     def _load_handler(self) -> Callable[[Any, Any], Any]:
-        if self._module is None:
-            module_name, _, attribute = self.handler.rpartition(".")
-            self._module = _load_module_fresh(self.code_uri, module_name)
-        else:
-            attribute = self.handler.rpartition(".")[2]
-        handler = getattr(self._module, attribute, None)
-        if not callable(handler):
-            raise _HandlerNotFound(f"{self.handler}: the module has no callable {attribute!r}")
-        return handler  # type: ignore[no-any-return]
+        """The handler, loading its module on a cold start, with the runtime's faults.
+
+        As ``awslambdaric/bootstrap.py`` ``_get_handler``: a handler without a dot is
+        ``Runtime.MalformedHandlerName`` (``Bad handler '…': …``), a built-in module name
+        ``Runtime.BuiltInModuleConflict``, an ``ImportError`` (``ModuleNotFoundError``
+        included) ``Runtime.ImportModuleError`` (``Unable to import module '<module>':
+        <error>``), a ``SyntaxError`` ``Runtime.UserCodeSyntaxError`` (``Syntax error in
+        module '<module>': <error>``, its stack trace the offending line) and a missing
+        attribute ``Runtime.HandlerNotFound`` (``Handler '<name>' missing on module
+        '<module>'``). Any other exception propagates: ``bootstrap.run`` reports it under
+        its own class name (``build_fault_result``). A handler that is not callable is
+        not checked here; calling it fails the invocation with ``TypeError``, as there.
+        """
+        try:
+            module_name, attribute = self.handler.rsplit(".", 1)
+        except ValueError as exc:
+            raise _RuntimeFault(
+                "Runtime.MalformedHandlerName", f"Bad handler '{self.handler}': {exc}"
+            ) from None
+        module = self._module
+        if module is None:
+            if module_name.split(".")[0] in sys.builtin_module_names:
+                raise _RuntimeFault(
+                    "Runtime.BuiltInModuleConflict",
+                    f"Cannot use built-in module {module_name} as a handler module",
+                )
+            try:
+                module = _load_module_fresh(self.code_uri, module_name.replace("/", "."))
+            except ImportError as exc:
+                raise _RuntimeFault(
+                    "Runtime.ImportModuleError",
+                    f"Unable to import module '{module_name}': {exc}",
+                ) from exc
+            except SyntaxError as exc:
+                trace = [f'  File "{exc.filename}" Line {exc.lineno}\n    {exc.text}']
+                raise _RuntimeFault(
+                    "Runtime.UserCodeSyntaxError",
+                    f"Syntax error in module '{module_name}': {exc}",
+                    trace,
+                ) from exc
+        try:
+            handler: Callable[[Any, Any], Any] = getattr(module, attribute)
+        except AttributeError:
+            raise _RuntimeFault(
+                "Runtime.HandlerNotFound",
+                f"Handler '{attribute}' missing on module '{module_name}'",
+            ) from None
+        # Kept only once init succeeded: a failed init leaves no environment behind, so the
+        # next invocation initialises again (a cold start), as Lambda does.
+        self._module = module
+        return handler
 
 
 def _timeout_envelope(request_id: str, timeout_s: float) -> _Envelope:
@@ -293,28 +379,82 @@ def invoking_function() -> LocalFunction | None:
     return active[0]
 
 
-class _HandlerNotFound(Exception):
-    """The handler module loaded but has no such function."""
-
-
 class _Envelope(dict[str, Any]):
     """An error response (as opposed to a handler's own dict result)."""
 
 
+class _RuntimeFault(Exception):
+    """One of the runtime's own errors, ``awslambdaric/lambda_runtime_exception.py``
+    ``FaultException``: its envelope (``bootstrap.make_error``) carries the runtime's
+    type and message, and its ``trace`` (usually none: ``[]``) as the stack trace."""
+
+    def __init__(self, error_type: str, message: str, trace: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.trace = trace or []
+
+    def envelope(self, request_id: str) -> _Envelope:
+        return _Envelope(
+            errorMessage=self.message,
+            errorType=self.error_type,
+            requestId=request_id,
+            stackTrace=self.trace,
+        )
+
+
 def runtime_error(error_type: str, exc: BaseException, request_id: str) -> _Envelope:
-    """The runtime's own errors (``Runtime.ImportModuleError``, ``Runtime.ExitError``,
-    ``Runtime.MarshalError``): they carry the runtime's name, not the exception's."""
+    """An error the runtime names itself (``Runtime.ExitError``): the runtime's name, the
+    exception's message and stack trace."""
     return _Envelope({**error_envelope(exc, request_id), "errorType": error_type})
 
 
 def error_envelope(exc: BaseException, request_id: str) -> dict[str, Any]:
-    """The Lambda Python runtime's error response for an unhandled exception."""
+    """The Lambda Python runtime's error response for an unhandled exception.
+
+    As ``awslambdaric/bootstrap.py`` ``handle_event_request`` (and ``build_fault_result``
+    for an init error): ``errorType`` is the unqualified class name, ``errorMessage``
+    ``str(exc)``, ``stackTrace`` ``traceback.format_list`` of the frames after the
+    runtime's own leading ones (there ``bootstrap.py``'s, here this module's).
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = 0
+    while own < len(frames) and frames[own].filename == __file__:
+        own += 1
     return {
         "errorMessage": str(exc),
         "errorType": type(exc).__name__,
         "requestId": request_id,
-        "stackTrace": traceback.format_tb(exc.__traceback__),
+        "stackTrace": traceback.format_list(frames[own:] if own < len(frames) else frames),
     }
+
+
+class RuntimeEncoder(simplejson.JSONEncoder):
+    """The runtime's response encoder (``awslambdaric/lambda_runtime_marshaller.py``
+    ``Encoder``): simplejson with ``use_decimal=False, ensure_ascii=False,
+    allow_nan=True`` (``ensure_ascii=False`` on ``AWS_Lambda_python3.12``/``3.13``), whose
+    ``default`` writes a ``Decimal`` as the raw number ``str(d)`` and a NaN ``Decimal``
+    as ``NaN``."""
+
+    def __init__(self) -> None:
+        super().__init__(use_decimal=False, ensure_ascii=False, allow_nan=True)
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, decimal.Decimal):
+            return math.nan if o.is_nan() else simplejson.RawJSON(str(o))
+        return super().default(o)
+
+
+def marshal_response(response: Any) -> tuple[bytes, str]:
+    """The body and content type the runtime sends for a handler's return value
+    (``LambdaMarshaller.marshal_response``): ``bytes`` unchanged as
+    ``application/unknown``; anything else through :class:`RuntimeEncoder`, which
+    refuses (``TypeError``/``ValueError``) what the runtime reports as
+    ``Runtime.MarshalError`` (a set, a datetime, an arbitrary object, a circular
+    reference)."""
+    if isinstance(response, bytes):
+        return response, "application/unknown"
+    return RuntimeEncoder().encode(response).encode(), "application/json"
 
 
 def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
@@ -329,6 +469,8 @@ def _load_module_fresh(code_uri: Path, module_name: str) -> ModuleType:
     if root not in sys.path:  # like LAMBDA_TASK_ROOT on the runtime's path
         sys.path.insert(0, root)
     path = code_uri.joinpath(*module_name.split(".")).with_suffix(".py")
+    if not path.is_file():  # what importlib.import_module raises for a missing module
+        raise ModuleNotFoundError(f"No module named {module_name!r}", name=module_name)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot load handler module {module_name!r} from {path}")
@@ -383,6 +525,49 @@ def _captured(buffer: io.StringIO, function: LocalFunction) -> Iterator[None]:
         _ACTIVE = None
         for stream in (_STDOUT, _STDERR):
             stream.buffer_, stream.outside = None, frozenset()
+
+
+# Powertools' cold-start flags, each a module-level ``is_cold_start`` (aws-lambda-powertools
+# 3.x): Logger.inject_lambda_context (``logging/logger.py`` ``_is_cold_start``),
+# Tracer.capture_lambda_handler (``tracing/tracer.py`` ``_is_cold_start``), Metrics'
+# ColdStart metric (``metrics/provider/cold_start.py``, read by ``metrics/provider/base.py``
+# ``_add_cold_start_metric``) and the older MetricManager's own (``metrics/base.py``).
+_POWERTOOLS_COLD_START_MODULES = (
+    "aws_lambda_powertools.logging.logger",
+    "aws_lambda_powertools.tracing.tracer",
+    "aws_lambda_powertools.metrics.provider.cold_start",
+    "aws_lambda_powertools.metrics.base",
+)
+
+
+@contextlib.contextmanager
+def _powertools_cold_start(flags: dict[str, bool]) -> Iterator[None]:
+    """Give one execution environment its own Powertools cold-start flags meanwhile.
+
+    Powertools keeps "is this the first invocation" in module globals, set ``True`` at
+    import and cleared by the first decorated invocation; on Lambda each execution
+    environment is a process of its own, here the process is shared, so the first
+    function would clear it for all. During an invocation (one at a time: the bridge's
+    lock) each flag holds ``flags``' value (``True`` for a new environment), afterwards
+    what the invocation left is kept in ``flags`` and the process's value comes back. A
+    Powertools module first imported during the invocation starts from its own default.
+    """
+    saved: dict[str, bool] = {}
+    for name in _POWERTOOLS_COLD_START_MODULES:
+        namespace = vars(sys.modules[name]) if name in sys.modules else {}
+        if "is_cold_start" in namespace:
+            saved[name] = namespace["is_cold_start"]
+            namespace["is_cold_start"] = flags.get(name, True)
+    try:
+        yield
+    finally:
+        for name in _POWERTOOLS_COLD_START_MODULES:
+            namespace = vars(sys.modules[name]) if name in sys.modules else {}
+            if "is_cold_start" not in namespace:
+                continue
+            flags[name] = bool(namespace["is_cold_start"])
+            if name in saved:
+                namespace["is_cold_start"] = saved[name]
 
 
 # --- the moto hook -----------------------------------------------------------------------

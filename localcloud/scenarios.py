@@ -125,7 +125,8 @@ def results(
     expected: int = 0,
     timeout_s: float = 60.0,
 ) -> list[dict[str, Any]]:
-    """RESULT lines about ``ids``, waiting (CloudWatch Logs lags on AWS) for ``expected``."""
+    """Write decisions about ``ids`` (RESULT lines with a ``decision``; a summary's line
+    has an ``outcome`` instead), waiting (CloudWatch Logs lags on AWS) for ``expected``."""
     wanted = set(ids)
     deadline = time.monotonic() + timeout_s
     while True:
@@ -135,7 +136,7 @@ def results(
                 line = json.loads(message)
             except json.JSONDecodeError:
                 continue
-            if line.get("message") == "RESULT" and line.get("id") in wanted:
+            if line.get("message") == "RESULT" and "decision" in line and line.get("id") in wanted:
                 lines.append(line)
         lines.sort(key=lambda line: str(line.get("timestamp")))
         if len(lines) >= expected or time.monotonic() >= deadline:

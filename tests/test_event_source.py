@@ -15,7 +15,11 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud.event_source import SqsEventSourceMapping, judge_response
+from localcloud.event_source import (
+    MAX_PAYLOAD_BYTES,
+    SqsEventSourceMapping,
+    judge_response,
+)
 from localcloud.lambda_bridge import LocalFunction
 
 FIXTURES = Path(__file__).parent / "fixtures" / "esm_functions"
@@ -247,3 +251,51 @@ def test_a_message_that_keeps_failing_is_redriven_after_max_receive_count(
     ]
     assert json.loads(dead["Body"]) == body
     assert depth(queues["queue"]) == (0, 0)
+
+
+def test_records_carry_every_attribute_receive_message_returned(queues: dict[str, str]) -> None:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    sqs.send_message(
+        QueueUrl=queues["queue"],
+        MessageBody=json.dumps({"answer": None}),
+        MessageAttributes={"tenant": {"DataType": "String", "StringValue": "acme"}},
+        MessageSystemAttributes={
+            "AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe"}
+        },
+    )
+    esm = mapping(queues)
+
+    (record,) = esm.poll_once().records
+
+    assert record["attributes"]["AWSTraceHeader"] == "Root=1-5759e988-bd862e3fe"
+    assert len(record["md5OfMessageAttributes"]) == 32
+    assert set(record["attributes"]) >= {
+        "ApproximateReceiveCount",
+        "SentTimestamp",
+        "SenderId",
+        "ApproximateFirstReceiveTimestamp",
+    }
+
+
+def test_a_batch_over_lambdas_6_mb_payload_limit_is_split_into_invocations(aws: None) -> None:
+    """Ten orders padded to 1,000,000 bytes each: never one 10 MB event."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    url = sqs.create_queue(
+        QueueName="big-messages",
+        Attributes={"MaximumMessageSize": str(1024 * 1024), "VisibilityTimeout": "30"},
+    )["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    for i in range(10):
+        order = json.dumps({"answer": None, "n": i})
+        sqs.send_message(QueueUrl=url, MessageBody=order + " " * (1_000_000 - len(order)))
+    esm = mapping({"queue": url, "arn": arn, "dlq": ""})
+
+    outcome = esm.poll_once()
+
+    events = esm.function._module.SEEN  # what the handler was invoked with
+    assert [len(event["Records"]) for event in events] == [6, 4]
+    assert all(len(json.dumps(event).encode()) <= MAX_PAYLOAD_BYTES for event in events)
+    assert len(outcome.invocations) == 2
+    assert outcome.deleted == outcome.message_ids  # every chunk's records acknowledged

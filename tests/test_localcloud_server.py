@@ -21,8 +21,7 @@ def failed(report: Report) -> list[str]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalCloud]:
     with LocalCloud(server_port=free_port(), visibility_timeout=1) as running:
-        for source in running.deployment.event_sources:
-            source.start(idle_wait_seconds=0.1)
+        running.start_event_sources(idle_wait_seconds=0.1)
         yield running
 
 

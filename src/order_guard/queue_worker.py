@@ -150,6 +150,7 @@ def process_record(
     raw: Mapping[str, Any] = record.raw_event
     attributes = raw.get("attributes")
     fields = {
+        "stage": "queue",
         "message_id": raw.get("messageId"),
         "receive_count": attributes.get("ApproximateReceiveCount")
         if isinstance(attributes, Mapping)

@@ -10,6 +10,9 @@ Two stages, chosen by the payload:
 ``{"stage": "summary", "id"}`` — summary stage
     One strongly consistent ``GetItem``. Returns ``{"id", "total_cents", "completed": true}``.
 
+Every invocation writes one structured log line whose message is ``RESULT``, with its
+``stage`` (``store``: the write decision; ``summary``: ``outcome`` found or error).
+
 Errors are raised, never returned: the Lambda runtime reports the class name as
 ``errorType`` and the state machine's retriers and catchers match it
 (``TransientOrderError`` and ``TransientStoreError`` are retried; ``InvalidOrder`` and
@@ -204,16 +207,31 @@ def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any
             ``"summary"``, or an invalid ``id``.
         OrderNotFound: no order is stored under ``id``.
     """
-    keys = set(event)
-    if keys != SUMMARY_KEYS:
-        got = ", ".join(sorted(map(str, keys)))
-        raise InvalidOrder(f"summary payload must have exactly the keys id, stage; got {got}")
-    if event["stage"] != "summary":
-        raise InvalidOrder(f"stage must be 'summary', got {event['stage']!r}")
-    stored = read_order(deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"]))
-    metrics.add_metric(name="SummariesRead", unit=MetricUnit.Count, value=1)
+    order_id = event.get("id") if isinstance(event.get("id"), str) else None
+    try:
+        keys = set(event)
+        if keys != SUMMARY_KEYS:
+            got = ", ".join(sorted(map(str, keys)))
+            raise InvalidOrder(f"summary payload must have exactly the keys id, stage; got {got}")
+        if event["stage"] != "summary":
+            raise InvalidOrder(f"stage must be 'summary', got {event['stage']!r}")
+        stored = read_order(
+            deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"])
+        )
+    except Exception as exc:
+        _log_summary("error", order_id, reason=str(exc), **error_fields(exc))
+        raise
     details = stored.details()
+    _log_summary("found", details["id"], total_cents=details["total_cents"])
+    metrics.add_metric(name="SummariesRead", unit=MetricUnit.Count, value=1)
     return {"id": details["id"], "total_cents": details["total_cents"], "completed": True}
+
+
+def _log_summary(outcome: str, order_id: str | None, **fields: Any) -> None:
+    """The summary stage's RESULT line: no write decision, an ``outcome`` (``found`` or
+    ``error``)."""
+    log = logger.info if outcome == "found" else logger.warning
+    log("RESULT", extra={"stage": "summary", "outcome": outcome, "id": order_id, **fields})
 
 
 def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
@@ -233,6 +251,7 @@ def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
     log(
         "RESULT",
         extra={
+            "stage": "store",
             "decision": decision.value,
             "id": order.id if order else None,
             "quantity": order.quantity if order else None,
