@@ -8,6 +8,7 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt src/requirements.txt | cksum | cut -d' ' -f1)
+VIEW_STAMP := node_modules/.installed-$(shell cat package-lock.json | cksum | cut -d' ' -f1)
 SCAN_VENV := .venv-scan
 SCAN_BIN := $(abspath $(SCAN_VENV))/bin
 SCAN_STAMP := $(SCAN_VENV)/.installed-$(shell cat requirements-scan.txt | cksum | cut -d' ' -f1)
@@ -23,12 +24,12 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup test lint scan audit build demo serve invoke verify soak deploy deploy-prod clean lock
+.PHONY: help setup browser test lint scan audit build demo serve status invoke verify soak deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-setup: $(STAMP) ## create .venv with the pinned development requirements
+setup: $(STAMP) $(VIEW_STAMP) ## create .venv (pinned requirements) and node_modules (the live view's htmx)
 
 $(STAMP): requirements-dev.txt src/requirements.txt
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: install it (pyenv install 3.13) or put python3.13 on PATH" >&2; exit 1; }
@@ -36,6 +37,21 @@ $(STAMP): requirements-dev.txt src/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	$(BIN)/python -m pip check
 	@rm -f $(VENV)/.installed-* && touch $@
+
+$(VIEW_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@rm -f node_modules/.installed-* && touch $@
+
+# The browser tests drive Debian's chromium: installed here when missing (as root), or
+# the one line that says what to install. They never skip.
+CHROMIUM ?= $(shell command -v chromium 2>/dev/null || command -v chromium-browser 2>/dev/null)
+browser:
+	@if [ -z "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium not found: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2; exit 1; fi; \
+	fi
 
 $(SCAN_STAMP): requirements-scan.txt
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
@@ -61,7 +77,7 @@ lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
 build: setup ## sam build (no container: pure-Python dependencies only)
 	sam build
 
-test: lint scan build ## everything CI runs: lint, scanners, sam build, then the test suite
+test: lint scan build browser ## everything CI runs: lint, scanners, sam build, then the test suite
 	pytest
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
@@ -69,19 +85,22 @@ test: lint scan build ## everything CI runs: lint, scanners, sam build, then the
 #   PARAMETER_OVERRIDES="BatchSize=1 …"   replaces samconfig's parameter_overrides
 PARAMETERS = $(if $(CONFIG_ENV),--config-env $(CONFIG_ENV)) $(if $(PARAMETER_OVERRIDES),--parameter-overrides $(PARAMETER_OVERRIDES))
 
-demo: setup ## the whole system on the embedded local cloud (no AWS account, no Docker)
+demo: $(STAMP) ## the whole system on the embedded local cloud (no AWS account, no Docker)
 	python -m localcloud demo $(PARAMETERS)
 
 serve: setup ## the application on 127.0.0.1:5000 for the AWS CLI (PORT=5001 if busy; HOST=0.0.0.0 for containers; Ctrl-C stops)
 	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
 
-invoke: setup ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]
+status: $(STAMP) ## the live view's tables once, from a running make serve [ENDPOINT=url]
+	python -m localcloud status $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
+
+invoke: $(STAMP) ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]
 	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
-verify: setup ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http://127.0.0.1:5000]
+verify: $(STAMP) ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http://127.0.0.1:5000]
 	python -m localcloud verify $(if $(STACK),--stack-name $(STACK)) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
-soak: setup ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
+soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
 
 deploy: build ## sam deploy to the default environment (fault modes on)
@@ -98,5 +117,5 @@ lock: ## regenerate requirements-dev.txt from requirements-dev.in
 	rm -rf .venv-lock
 
 clean: ## remove build output and caches (keeps .venv)
-	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache test-artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,4 +1,4 @@
-"""``python -m localcloud demo | serve | invoke | verify | env-vars | soak``."""
+"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import requests
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -23,6 +24,7 @@ from botocore.exceptions import (
 )
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from localcloud.cloud import LocalCloud
 from localcloud.report import dumps, live, render, render_parameters, summary
@@ -91,6 +93,7 @@ def serve(args: argparse.Namespace) -> int:
         console.print(
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
         )
+        console.print(f"[bold]live view:[/] {cloud.view_url}", soft_wrap=True)
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
             console.print(f"[dim]note: {escape(note)}")
@@ -210,6 +213,25 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def status(args: argparse.Namespace) -> int:
+    """Print what the live view shows, once: queues, mappings, decisions, tables,
+    executions and invocations of a running ``serve``."""
+    from localcloud.report import render_status
+    from localcloud.view import PATH
+
+    url = f"{args.endpoint_url.rstrip('/')}{PATH}/state.json"
+    try:
+        response = requests.get(url, timeout=30)
+    except requests.ConnectionError as exc:
+        raise CommandError(
+            f"nothing answers at {args.endpoint_url}: start the local cloud with `make serve`"
+        ) from exc
+    if response.status_code != 200:
+        raise CommandError(f"{url} answered HTTP {response.status_code}: is it a local cloud?")
+    render_status(console, response.json())
+    return 0
+
+
 def env_vars(args: argparse.Namespace) -> int:
     """Print the ``sam local invoke --env-vars`` file for a stack (AWS or a local server)."""
     from localcloud.sam_local import env_vars as build
@@ -234,7 +256,25 @@ def soak(args: argparse.Namespace) -> int:
             f"{cloud.event_source.batch_size}, visibility timeout {args.visibility_timeout} s "
             "locally (template: 60 s)"
         )
-        report, figures = soak_module.run(cloud, messages=args.messages, seed=args.seed)
+        with Progress(
+            TextColumn("sent {task.fields[sent]}, processed {task.fields[processed]} records "
+                       "(redeliveries included), remaining {task.fields[remaining]}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("soak", total=args.messages, sent=0, processed=0, remaining="…")
+
+            def show(sent: int, processed: int, remaining: int, _elapsed: float) -> None:
+                done = args.messages - remaining
+                bar.update(
+                    task, completed=done, sent=sent, processed=processed, remaining=remaining
+                )
+
+            report, figures = soak_module.run(
+                cloud, messages=args.messages, seed=args.seed, progress=show
+            )
     width = max(len(name) for name in figures)
     for name, value in figures.items():
         console.print(f"  {name:<{width}}  {value}")
@@ -317,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--keep", action="store_true", help="leave this run's items in place")
     p.set_defaults(run=verify)
+
+    p = commands.add_parser("status", help="print the live view's tables once (a running serve)")
+    p.add_argument("--endpoint-url", default="http://127.0.0.1:5000")
+    p.set_defaults(run=status)
 
     p = commands.add_parser(
         "env-vars", help="print the sam local invoke --env-vars file for a stack's resources"

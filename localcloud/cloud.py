@@ -26,6 +26,13 @@ import requests
 from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
+from werkzeug.serving import make_server
 
 from localcloud import (
     api_checks,
@@ -37,10 +44,44 @@ from localcloud import (
     log_filter,
     stack,
 )
+from localcloud import view as view_module
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping, discover
-from localcloud.scenarios import queue_depth
+from localcloud.history import History
+from localcloud.state import queue_depth
 from localcloud.template import Template, load
+
+
+class LocalServer(ThreadedMotoServer):
+    """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
+    apps the local server already runs: moto's, and a Flask app beside it). A failure
+    to listen is raised from :meth:`start` instead of leaving it waiting forever."""
+
+    def __init__(self, ip_address: str, port: int, view: Any) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        self._view = view
+        self._failure: OSError | None = None
+
+    def _server_entry(self) -> None:
+        app = DispatcherMiddleware(
+            DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
+        )
+        try:
+            self._server = make_server(
+                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+            )
+        except OSError as exc:  # address in use, or not ours: raised by start()
+            self._failure = exc
+            self._server_ready_event.set()
+            return
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+    def start(self) -> None:
+        super().start()
+        if self._failure is not None:
+            raise self._failure
+
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -87,7 +128,9 @@ class LocalCloud:
         self.host = host
         self.visibility_timeout = visibility_timeout
         self._mock: Any = None
-        self._server: ThreadedMotoServer | None = None
+        self._server: LocalServer | None = None
+        self.history = History()
+        """Every invocation and write decision of this cloud (the live view's history)."""
         self._saved_environ: dict[str, str | None] = {}
         self._deployment: Deployment | None = None
         self._reported: set[str] = set()  # mappings and log groups already warned about
@@ -95,6 +138,11 @@ class LocalCloud:
         self._discovery: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------------
+
+    @property
+    def view_url(self) -> str | None:
+        """The live view's address (server mode only)."""
+        return None if self.endpoint_url is None else f"{self.endpoint_url}{view_module.PATH}/"
 
     @property
     def endpoint_url(self) -> str | None:
@@ -107,6 +155,7 @@ class LocalCloud:
 
     def start(self) -> Deployment:
         lambda_bridge.install()
+        lambda_bridge.add_listener(self.history.record)
         dynamodb_atomic.install()
         faults.install()
         event_source.install()
@@ -127,8 +176,10 @@ class LocalCloud:
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
             self._set_environ({"MOTO_PORT": str(self.server_port)})
-            self._server = ThreadedMotoServer(
-                ip_address=self.host, port=self.server_port, verbose=False
+            self._server = LocalServer(
+                self.host,
+                self.server_port,
+                view_module.create_app(self, self.history, self.stack_name),
             )
             self._server.start()
             # moto's backends are process-wide: a server started after another one in
@@ -154,6 +205,7 @@ class LocalCloud:
         return self._deployment
 
     def stop(self) -> None:
+        lambda_bridge.remove_listener(self.history.record)
         self._discovery_stop.set()
         if self._discovery is not None:
             self._discovery.join(timeout=10)

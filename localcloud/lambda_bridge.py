@@ -270,9 +270,12 @@ class LocalFunction:
             now = int(time.time() * 1000)
             events = [(now, line) for line in lines if line.strip()]
             self.log_sink(self.log_group, self._log_stream, events)
-        return Invocation(
+        invocation = Invocation(
             self.name, request_id, dict(payload) if error else payload, error, lines, duration_ms
         )
+        for listener in list(_LISTENERS):
+            listener(self, event, invocation)
+        return invocation
 
     @staticmethod
     def _run(
@@ -573,6 +576,20 @@ def _powertools_cold_start(flags: dict[str, bool]) -> Iterator[None]:
 # --- the moto hook -----------------------------------------------------------------------
 
 _REGISTRY: dict[str, LocalFunction] = {}
+
+InvocationListener = Callable[["LocalFunction", Any, Invocation], None]
+"""(function, event, invocation) → called after every invocation (the live view's history)."""
+_LISTENERS: list[InvocationListener] = []
+
+
+def add_listener(listener: InvocationListener) -> None:
+    """Call ``listener`` after every invocation of any local function."""
+    _LISTENERS.append(listener)
+
+
+def remove_listener(listener: InvocationListener) -> None:
+    if listener in _LISTENERS:
+        _LISTENERS.remove(listener)
 
 
 def register(function: LocalFunction) -> None:

@@ -97,3 +97,91 @@ def summary(reports: Iterable[Report]) -> tuple[int, int]:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def render_status(console: Console, state: Mapping[str, Any]) -> None:
+    """The live view's sections as terminal tables (``python -m localcloud status``)."""
+    console.rule(f"[bold]Order Guard local cloud, stack {escape(str(state.get('stack')))}")
+    _table(
+        console,
+        "Queues",
+        ["queue", "visible", "in flight", "redrive"],
+        [
+            [q["name"], "gone", "", ""]
+            if q.get("gone")
+            else [q["name"], q["visible"], q["in_flight"], q["redrive"]]
+            for q in state["queues"]
+        ],
+    )
+    _table(
+        console,
+        "Event source mappings",
+        ["source", "function", "batch size", "state"],
+        [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
+    )
+    _table(
+        console,
+        "Write decisions (newest first)",
+        ["order id", "from", "decision", "item before", "item after"],
+        [
+            [
+                d["order_id"],
+                d["source"],
+                f"[{_STYLE.get(d['decision'], 'white')}]{d['decision']}[/]",
+                _item(d["before"]),
+                _item(d["after"]),
+            ]
+            for d in state["decisions"]
+        ],
+        markup_column=2,
+    )
+    for key, title in (("orders", "Orders table"), ("attempts", "Attempts table")):
+        table = state[key]
+        columns = ["id", "quantity", "total_cents"] if key == "orders" else ["id", "attempts"]
+        rows = [[item.get(c) for c in columns] for item in table["items"]]
+        _table(console, f"{title}{' (gone)' if table['gone'] else ''}", columns, rows)
+    workflow = state["workflow"]
+    _table(
+        console,
+        f"Executions of {workflow['name']}{' (gone)' if workflow['gone'] else ''}",
+        ["execution", "status", "task events", "output"],
+        [
+            [
+                e["name"],
+                e["status"],
+                " ".join(
+                    f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
+                    for t in e["tasks"]
+                ),
+                e.get("output") or "",
+            ]
+            for e in workflow["executions"]
+        ],
+    )
+    _table(
+        console,
+        "Invocations (newest first)",
+        ["function", "given", "result", "ms"],
+        [[i["function"], i["given"], i["result"], i["duration_ms"]] for i in state["invocations"]],
+    )
+
+
+def _table(
+    console: Console,
+    title: str,
+    columns: list[str],
+    rows: list[list[Any]],
+    *,
+    markup_column: int | None = None,
+) -> None:
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(
+                str(cell) if index == markup_column else escape("" if cell is None else str(cell))
+                for index, cell in enumerate(row)
+            )
+        )
+    console.print(table)

@@ -24,11 +24,13 @@ import json
 import random
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from localcloud.cloud import LocalCloud
-from localcloud.scenarios import Report, Step, queue_depth
+from localcloud.scenarios import Report, Step
+from localcloud.state import queue_depth
 
 INVALID_BODIES = [
     "not json",
@@ -88,10 +90,21 @@ def plan(messages: int, seed: int) -> Sent:
     return sent
 
 
+Progress = Callable[[int, int, int, float], None]
+"""(messages sent, records processed, messages still to send or in the queue, elapsed s)."""
+
+
 def run(
-    cloud: LocalCloud, *, messages: int = 5000, seed: int = 7, window: int = 200
+    cloud: LocalCloud,
+    *,
+    messages: int = 5000,
+    seed: int = 7,
+    window: int = 200,
+    progress: Progress | None = None,
 ) -> tuple[Report, dict[str, Any]]:
     """Send the mix in waves of ``window`` messages, drain, and account for every message.
+
+    ``progress`` is called after every batch (and once at the end).
 
     Returns:
         (the checks as a :class:`Report`, the figures by name).
@@ -127,12 +140,18 @@ def run(
             time.sleep(0.05)
             continue
         batches += 1
-        for line in outcome.invocation.log_lines:
-            if '"message":"RESULT"' in line:
-                results.append(json.loads(line))
+        for invocation in outcome.invocations:
+            for line in invocation.log_lines:
+                if '"message":"RESULT"' in line:
+                    results.append(json.loads(line))
         if batches % 100 == 0:
             snapshots.append(_snapshot(dynamodb, table))
+        if progress is not None:
+            remaining = len(pending) + sum(queue_depth(cloud, queue))
+            progress(messages - len(pending), len(results), remaining, time.monotonic() - started)
     drained = time.monotonic() - started
+    if progress is not None:
+        progress(messages, len(results), 0, drained)
     snapshots.append(_snapshot(dynamodb, table))
     final = snapshots[-1]
 

@@ -17,10 +17,10 @@ from localcloud.scenarios import (
     Report,
     StepListener,
     cleanup,
-    queue_depth,
     queue_scenario,
     workflow_scenario,
 )
+from localcloud.state import queue_depth
 
 
 class StackTarget:

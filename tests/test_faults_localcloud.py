@@ -18,7 +18,7 @@ import pytest
 from localcloud import faults
 from localcloud.cloud import LocalCloud
 from localcloud.faults import Fault, Kind
-from localcloud.scenarios import (
+from localcloud.state import (
     dead_letters,
     results,
     scan_ids,

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from localcloud import cli
 from localcloud.cloud import LocalCloud
-from localcloud.scenarios import dead_letters, log_messages, queue_depth, scan_ids
+from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
 from localcloud.template import ROOT, UnsupportedTemplate
 from tests.conftest import free_port
 

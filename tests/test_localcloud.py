@@ -51,7 +51,7 @@ def test_the_moto_hook_is_where_the_bridge_expects_it() -> None:
 def test_state_machine_tasks_reach_the_real_handler(cloud: LocalCloud) -> None:
     """If moto stopped routing lambda:invoke through the hooked method, the task would
     get moto's echo instead of the worker's priced result."""
-    from localcloud.scenarios import run_execution
+    from localcloud.state import run_execution
 
     described, _ = run_execution(cloud, "hook-probe", {"id": "hook-probe", "quantity": 2})
     assert json.loads(described["output"]) == {

@@ -186,7 +186,7 @@ def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:
 def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
     """Every invocation outlives a 0 s timeout: 1 attempt + 2 retries, then the execution
     fails with the timeout's name (the retrier waits 2 s, then 4 s)."""
-    from localcloud.scenarios import run_execution, task_attempts
+    from localcloud.state import run_execution, task_attempts
 
     with LocalCloud() as cloud:
         cloud.deployment.function("WorkflowWorkerFunction").timeout_s = 0

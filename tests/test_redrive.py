@@ -9,7 +9,7 @@ import pytest
 
 from localcloud.cloud import LocalCloud
 from localcloud.redrive import move_messages
-from localcloud.scenarios import queue_depth, stored
+from localcloud.state import queue_depth, stored
 
 
 @pytest.fixture

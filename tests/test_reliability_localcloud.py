@@ -7,7 +7,7 @@ import json
 from collections import Counter
 
 from localcloud.cloud import LocalCloud
-from localcloud.scenarios import max_receive_count, queue_depth, scan_ids
+from localcloud.state import max_receive_count, queue_depth, scan_ids
 from tests.catalogue import ACCEPTED, INVALID
 
 # SQS refuses an empty message body (MessageBody: minimum length 1), so that case can

@@ -1,0 +1,462 @@
+"""The state of a deployed stack, read through its public APIs: the one place that reads
+queue depths, orders, dead letters, RESULT log lines and execution histories for
+everything that shows or checks them (the scenarios, ``verify``, ``status``, the live
+view and the tests). Works against AWS and against the local cloud alike.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
+
+
+class Target(Protocol):
+    """Where a scenario runs: the stack Outputs, clients, and a way to let the queue settle."""
+
+    @property
+    def outputs(self) -> Mapping[str, str]: ...
+
+    def client(self, service: str) -> Any: ...
+
+    def settle(self, timeout_s: float) -> None:
+        """Return once JobsQueue holds no message, visible or in flight."""
+        ...
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def log_messages(target: Target, group: str, since_ms: int, pattern: str) -> list[str]:
+    """Messages of ``group`` since ``since_ms`` that match a CloudWatch Logs term pattern."""
+    logs = target.client("logs")
+    messages: list[str] = []
+    kwargs: dict[str, Any] = {
+        "logGroupName": group,
+        "startTime": since_ms,
+        "filterPattern": pattern,
+    }
+    while True:
+        page = logs.filter_log_events(**kwargs)
+        messages.extend(event["message"] for event in page.get("events", []))
+        if not page.get("nextToken"):
+            return messages
+        kwargs["nextToken"] = page["nextToken"]
+
+
+def results(
+    target: Target,
+    group: str,
+    since_ms: int,
+    ids: Iterable[str],
+    *,
+    expected: int = 0,
+    timeout_s: float = 60.0,
+) -> list[dict[str, Any]]:
+    """Write decisions about ``ids`` (RESULT lines with a ``decision``; a summary's line
+    has an ``outcome`` instead), waiting (CloudWatch Logs lags on AWS) for ``expected``."""
+    wanted = set(ids)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = []
+        for message in log_messages(target, group, since_ms, '"RESULT"'):
+            try:
+                line = json.loads(message)
+            except json.JSONDecodeError:
+                continue
+            if line.get("message") == "RESULT" and "decision" in line and line.get("id") in wanted:
+                lines.append(line)
+        lines.sort(key=lambda line: str(line.get("timestamp")))
+        if len(lines) >= expected or time.monotonic() >= deadline:
+            return lines
+        time.sleep(1.0)
+
+
+def invocations(
+    target: Target,
+    group: str,
+    since_ms: int,
+    until_ms: int,
+    *,
+    expected: int,
+    timeout_s: float = 60.0,
+) -> int:
+    """Lambda invocations between two instants: the runtime's ``REPORT RequestId`` lines."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        logs = target.client("logs")
+        count = 0
+        kwargs: dict[str, Any] = {
+            "logGroupName": group,
+            "startTime": since_ms,
+            "endTime": until_ms,
+            "filterPattern": '"REPORT RequestId"',
+        }
+        while True:
+            page = logs.filter_log_events(**kwargs)
+            count += sum(
+                1 for e in page.get("events", []) if e["message"].startswith("REPORT RequestId")
+            )
+            if not page.get("nextToken"):
+                break
+            kwargs["nextToken"] = page["nextToken"]
+        if count >= expected or time.monotonic() >= deadline:
+            return count
+        time.sleep(1.0)
+
+
+def stored(target: Target, order_id: str) -> dict[str, Any] | None:
+    """The business details of a stored order (consistent read), or ``None``."""
+    item = (
+        target.client("dynamodb")
+        .get_item(
+            TableName=target.outputs["OrdersTableName"],
+            Key={"id": {"S": order_id}},
+            ConsistentRead=True,
+        )
+        .get("Item")
+    )
+    if item is None:
+        return None
+    return {
+        "id": item["id"]["S"],
+        "quantity": int(item["quantity"]["N"]),
+        "total_cents": int(item["total_cents"]["N"]),
+    }
+
+
+def scan_ids(target: Target, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """``{id: (quantity, total_cents)}`` for the stored orders among ``ids`` (a full scan)."""
+    wanted = set(ids)
+    dynamodb = target.client("dynamodb")
+    found: dict[str, tuple[int, int]] = {}
+    kwargs: dict[str, Any] = {
+        "TableName": target.outputs["OrdersTableName"],
+        "ConsistentRead": True,
+    }
+    while True:
+        page = dynamodb.scan(**kwargs)
+        for item in page["Items"]:
+            if item["id"]["S"] in wanted:
+                found[item["id"]["S"]] = (int(item["quantity"]["N"]), int(item["total_cents"]["N"]))
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def queue_depth(target: Target, url: str) -> tuple[int, int]:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]), int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+DLQ_SCAN_LIMIT = 10_000
+"""Messages :func:`dead_letters` looks at, at most, in one scan."""
+
+
+def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) -> list[str]:
+    """Bodies in the dead-letter queue whose order id is among ``ids``.
+
+    Every message is looked at once: each one received stays hidden (visibility timeout
+    60 s) until the scan ends, so the scan moves through the whole queue instead of
+    receiving the same ten again, and then the ones kept are made visible again at once.
+    Bodies of any shape (not JSON, not an object, an ``id`` that is not a string, up to
+    the SQS size limit) are simply not ours and are left untouched.
+
+    Args:
+        ids: the order ids wanted.
+        delete: delete the wanted messages instead of putting them back.
+    """
+    wanted = set(ids)
+    sqs = target.client("sqs")
+    url = target.outputs["JobsDeadLetterQueueUrl"]
+    bodies: dict[str, str] = {}  # by MessageId: a message seen twice counts once
+    held: list[str] = []  # receipt handles to make visible again
+    try:
+        while len(held) + len(bodies) < DLQ_SCAN_LIMIT:
+            page = sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60, WaitTimeSeconds=1
+            )
+            messages = page.get("Messages", [])
+            if not messages:
+                break
+            for message in messages:
+                if order_id_of(message["Body"]) in wanted:
+                    bodies[message["MessageId"]] = message["Body"]
+                    if delete:
+                        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+                        continue
+                held.append(message["ReceiptHandle"])
+    finally:
+        for start in range(0, len(held), 10):
+            sqs.change_message_visibility_batch(
+                QueueUrl=url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for n, handle in enumerate(held[start : start + 10])
+                ],
+            )
+    return list(bodies.values())
+
+
+def order_id_of(body: str) -> str | None:
+    """The order id of a message body, if it is a JSON object with a string ``id``."""
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    order_id = value.get("id") if isinstance(value, dict) else None
+    return order_id if isinstance(order_id, str) else None
+
+
+def max_receive_count(target: Target) -> int:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=target.outputs["JobsQueueUrl"],
+        AttributeNames=["RedrivePolicy", "VisibilityTimeout"],
+    )["Attributes"]
+    return int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"])
+
+
+def visibility_timeout(target: Target) -> int:
+    attributes = target.client("sqs").get_queue_attributes(
+        QueueUrl=target.outputs["JobsQueueUrl"], AttributeNames=["VisibilityTimeout"]
+    )["Attributes"]
+    return int(attributes["VisibilityTimeout"])
+
+
+@dataclass(frozen=True)
+class TaskAttempt:
+    state: str
+    error: str | None
+    payload: Any
+
+
+def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
+    """Each Task attempt of an execution, in order, with its error or its Lambda payload."""
+    attempts: list[TaskAttempt] = []
+    state = ""
+    for event in history:
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            state = event["stateEnteredEventDetails"]["name"]
+        elif kind == "TaskFailed":
+            details = event["taskFailedEventDetails"]
+            attempts.append(TaskAttempt(state, details.get("error"), details.get("cause")))
+        elif kind == "TaskSucceeded":
+            output = json.loads(event["taskSucceededEventDetails"]["output"])
+            attempts.append(TaskAttempt(state, None, output.get("Payload")))
+        elif kind == "TaskTimedOut":
+            attempts.append(TaskAttempt(state, "States.Timeout", None))
+    return attempts
+
+
+def start_execution(target: Target, name: str, execution_input: Any) -> str:
+    """Start an execution of OrdersStateMachine under ``name``; returns its ARN."""
+    arn: str = target.client("stepfunctions").start_execution(
+        stateMachineArn=target.outputs["OrdersStateMachineArn"],
+        name=name,
+        input=json.dumps(execution_input),
+    )["executionArn"]
+    return arn
+
+
+def wait_for_execution(
+    target: Target, arn: str, timeout_s: float = 120.0
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """Poll until the execution leaves RUNNING; returns (DescribeExecution, history).
+
+    Raises:
+        TimeoutError: still RUNNING after ``timeout_s`` seconds.
+    """
+    sfn = target.client("stepfunctions")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        described = sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING":
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"execution {arn} still RUNNING after {timeout_s} s")
+        time.sleep(0.2)
+    history: list[Mapping[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": arn, "maxResults": 1000}
+    while True:
+        page = sfn.get_execution_history(**kwargs)
+        history.extend(page["events"])
+        if not page.get("nextToken"):
+            break
+        kwargs["nextToken"] = page["nextToken"]
+    return described, history
+
+
+def run_execution(
+    target: Target, name: str, execution_input: Any, timeout_s: float = 120.0
+) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """Start an execution and wait for it (see :func:`wait_for_execution`)."""
+    return wait_for_execution(target, start_execution(target, name, execution_input), timeout_s)
+
+
+# --- the whole stack at a glance (status, the live view) --------------------------------
+
+
+def _gone(exc: ClientError) -> bool:
+    code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+    return any(
+        word in code
+        for word in (
+            "NonExistent",
+            "NotFound",
+            "DoesNotExist",
+            "ResourceNotFound",
+            "StateMachineDoesNotExist",
+        )
+    )
+
+
+def queues(target: Target) -> list[dict[str, Any]]:
+    """The stack's queues: name, visible, in flight, redrive (``gone`` once deleted)."""
+    sqs = target.client("sqs")
+    found = []
+    for key in ("JobsQueueUrl", "JobsDeadLetterQueueUrl"):
+        url = target.outputs[key]
+        name = url.rsplit("/", 1)[-1]
+        try:
+            attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])[
+                "Attributes"
+            ]
+        except ClientError as exc:  # a deleted queue is shown as gone
+            if not _gone(exc):
+                raise
+            found.append({"name": name, "gone": True})
+            continue
+        redrive = json.loads(attributes.get("RedrivePolicy", "{}") or "{}")
+        target_arn = str(redrive.get("deadLetterTargetArn", ""))
+        found.append(
+            {
+                "name": name,
+                "gone": False,
+                "visible": int(attributes.get("ApproximateNumberOfMessages", 0)),
+                "in_flight": int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
+                "redrive": f"after {redrive['maxReceiveCount']} receives to "
+                f"{target_arn.rsplit(':', 1)[-1]}"
+                if redrive
+                else "—",
+                "visibility_timeout": attributes.get("VisibilityTimeout"),
+            }
+        )
+    return found
+
+
+def mappings(target: Target) -> list[dict[str, Any]]:
+    """Every event source mapping: source, function, batch size, state."""
+    found = []
+    paginator = target.client("lambda").get_paginator("list_event_source_mappings")
+    for page in paginator.paginate():
+        for mapping in page.get("EventSourceMappings", []):
+            found.append(
+                {
+                    "uuid": mapping["UUID"],
+                    "source": str(mapping.get("EventSourceArn", "")).rsplit(":", 1)[-1],
+                    "function": str(mapping.get("FunctionArn", "")).rsplit(":", 1)[-1],
+                    "batch_size": mapping.get("BatchSize"),
+                    "state": mapping.get("State"),
+                    "response_types": ", ".join(mapping.get("FunctionResponseTypes") or []),
+                }
+            )
+    return found
+
+
+def _plain(value: Mapping[str, Any]) -> Any:
+    """A low-level DynamoDB attribute value as plain JSON (S, N, SS, BOOL, NULL)."""
+    ((kind, inner),) = value.items()
+    if kind == "N":
+        return int(inner) if str(inner).lstrip("-").isdigit() else str(inner)
+    if kind == "SS":
+        return sorted(inner)
+    if kind == "NULL":
+        return None
+    return inner
+
+
+def table_items(target: Target, output: str) -> dict[str, Any]:
+    """Every item of the table named by ``output`` (``gone`` once deleted)."""
+    name = target.outputs[output]
+    dynamodb = target.client("dynamodb")
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": name, "ConsistentRead": True}
+    try:
+        while True:
+            page = dynamodb.scan(**kwargs)
+            items += [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    except ClientError as exc:  # a deleted table is shown as gone
+        if not _gone(exc):
+            raise
+        return {"name": name, "gone": True, "items": []}
+    items.sort(key=lambda item: str(item.get("first_written_at", item.get("id"))))
+    return {"name": name, "gone": False, "items": items}
+
+
+def executions(target: Target, limit: int = 20) -> dict[str, Any]:
+    """The state machine's newest executions with each task event and the output."""
+    arn = target.outputs["OrdersStateMachineArn"]
+    sfn = target.client("stepfunctions")
+    try:
+        listed = sfn.list_executions(stateMachineArn=arn, maxResults=limit)["executions"]
+    except ClientError as exc:  # a deleted state machine is shown as gone
+        if not _gone(exc):
+            raise
+        return {"name": arn.rsplit(":", 1)[-1], "gone": True, "executions": []}
+    shown = []
+    for summary in listed:
+        described = sfn.describe_execution(executionArn=summary["executionArn"])
+        history = sfn.get_execution_history(executionArn=summary["executionArn"], maxResults=1000)[
+            "events"
+        ]
+        shown.append(
+            {
+                "name": summary["name"],
+                "status": described["status"],
+                "started": described["startDate"].timestamp(),
+                "input": described.get("input"),
+                "output": described.get("output"),
+                "tasks": task_events(history),
+            }
+        )
+    return {"name": arn.rsplit(":", 1)[-1], "gone": False, "executions": shown}
+
+
+def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Each task event of an execution history: state, scheduled/failed/succeeded, error."""
+    events = []
+    state = ""
+    kinds = {"TaskScheduled": "scheduled", "TaskFailed": "failed", "TaskSucceeded": "succeeded"}
+    for event in history:
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            state = event["stateEnteredEventDetails"]["name"]
+        elif kind in kinds:
+            error = event.get("taskFailedEventDetails", {}).get("error", "")
+            events.append({"state": state, "event": kinds[kind], "error": error})
+    return events
+
+
+def stack_state(target: Target) -> dict[str, Any]:
+    """Everything ``status`` and the live view show, read once."""
+    return {
+        "queues": queues(target),
+        "mappings": mappings(target),
+        "orders": table_items(target, "OrdersTableName"),
+        "attempts": table_items(target, "AttemptsTableName"),
+        "workflow": executions(target),
+    }

@@ -1,0 +1,133 @@
+"""The live view and `status`: what they show, read through the page's own routes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from localcloud.cloud import LocalCloud
+from localcloud.report import render_status
+from localcloud.view import create_app, short
+
+
+@pytest.fixture
+def cloud() -> Iterator[LocalCloud]:
+    with LocalCloud(visibility_timeout=1) as fresh:
+        yield fresh
+
+
+def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
+    for body in bodies:
+        cloud.client("sqs").send_message(
+            QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=json.dumps(body)
+        )
+
+
+def get(cloud: LocalCloud, path: str) -> str:
+    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    response = client.get(path)
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def rows(html: str, table: str) -> list[str]:
+    """The text of each row of one table, tags removed."""
+    body = html.split(f'<table id="{table}">', 1)[1].split("</table>", 1)[0]
+    return [
+        " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)[1:]
+    ]
+
+
+def test_decisions_show_newest_first_with_their_word_items_and_source(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "view-order", "quantity": 4})
+    cloud.drain(timeout_s=30)
+    send(cloud, {"id": "view-order", "quantity": 4})
+    cloud.drain(timeout_s=30)
+
+    html = get(cloud, "/sections")
+
+    duplicate, accepted = rows(html, "decisions")
+    assert "view-order" in duplicate
+    assert "duplicate" in duplicate
+    assert duplicate.count("qty 4, 1100¢") == 2  # before and after: unchanged
+    assert "ConditionalCheckFailedException" in duplicate
+    assert "attribute_not_exists(id)" in accepted
+    assert re.search(r"accepted — qty 4, 1100¢$", accepted)
+    assert "receive 1" in accepted
+    assert '<span class="badge duplicate">duplicate</span>' in html  # colour and word
+
+
+def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "shown-order", "quantity": 2})
+    cloud.drain(timeout_s=30)
+    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker.invoke({"id": "shown-flow", "quantity": 1})
+
+    html = get(cloud, "/sections")
+
+    assert [r.split()[1:3] for r in rows(html, "queues")] == [["0", "0"], ["0", "0"]]
+    assert "after 5 receives" in rows(html, "queues")[0]
+    (mapping,) = rows(html, "mappings")
+    assert mapping.endswith("10 Enabled")
+    assert {r.split()[0] for r in rows(html, "orders")} == {"shown-order", "shown-flow"}
+    assert rows(html, "attempts") == ["shown-flow 1"]
+    newest = rows(html, "invocations")[0]
+    assert re.search(r"shown-flow.* ok [0-9.]+ ms$", newest)
+    assert f'title="{cloud.outputs["WorkflowWorkerFunctionName"]}"' in html  # whole name on hover
+
+
+def test_deleted_resources_show_as_gone_and_the_decisions_stay(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "kept-order", "quantity": 3})
+    cloud.drain(timeout_s=30)
+    cloud.client("sqs").delete_queue(QueueUrl=cloud.outputs["JobsQueueUrl"])
+    cloud.client("dynamodb").delete_table(TableName=cloud.outputs["OrdersTableName"])
+    cloud.client("logs").delete_log_group(logGroupName=cloud.outputs["QueueWorkerLogGroupName"])
+
+    html = get(cloud, "/sections")
+
+    assert "gone (deleted)" in rows(html, "queues")[0]
+    assert 'Orders table <span class="gone">gone (deleted)</span>' in html
+    (decision,) = rows(html, "decisions")
+    assert "kept-order" in decision
+    assert "accepted" in decision
+
+
+def test_long_ids_are_shortened_with_the_whole_id_on_hover(cloud: LocalCloud) -> None:
+    long_id = "a-very-long-order-identifier-that-would-not-fit"
+    send(cloud, {"id": long_id, "quantity": 1})
+    cloud.drain(timeout_s=30)
+
+    html = get(cloud, "/sections")
+
+    assert f'<span class="id" title="{long_id}">{short(long_id, 20)}</span>' in html
+    assert short(long_id, 20).endswith("…")
+
+
+def test_the_page_loads_htmx_and_refreshes_its_sections_every_second(cloud: LocalCloud) -> None:
+    html = get(cloud, "/")
+    assert 'hx-get="/sections" hx-trigger="every 1s"' in html
+    assert '<script src="/htmx.min.js"></script>' in html
+    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    assert client.get("/htmx.min.js").status_code == 200
+
+
+def test_status_prints_the_same_tables_once(
+    cloud: LocalCloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    send(cloud, {"id": "status-order", "quantity": 2}, {"id": "status-order", "quantity": 5})
+    cloud.drain(timeout_s=60)
+    state = json.loads(get(cloud, "/state.json"))
+
+    render_status(Console(width=200), state)
+
+    out = capsys.readouterr().out
+    for heading in ("Queues", "Event source mappings", "Write decisions", "Orders table"):
+        assert heading in out
+    assert out.count("conflict") == 5  # listed on each of the maxReceiveCount receives
+    assert "accepted" in out
