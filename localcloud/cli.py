@@ -40,6 +40,7 @@ def demo(args: argparse.Namespace) -> int:
     """Both seed scenarios on a fresh in-process local cloud; exit 1 if any check fails."""
     started = time.monotonic()
     template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    _require_fault_modes(template, "demo")
     with LocalCloud(template=template, visibility_timeout=args.visibility_timeout) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
@@ -194,13 +195,7 @@ def verify(args: argparse.Namespace) -> int:
     started = time.monotonic()
     template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
     render_parameters(console, template, "parameters the stack is expected to have")
-    if template.parameters["FaultModesEnabled"] != "true":
-        console.print(
-            "[red]the after-write scenario needs FaultModesEnabled=true; these parameters "
-            f"give {template.parameters['FaultModesEnabled']}[/] (verify the default "
-            "environment, or pass --parameter-overrides FaultModesEnabled=true)"
-        )
-        return 2
+    _require_fault_modes(template, "verify")
     stack_name = args.stack_name or samconfig_stack_name(args.config_env)
     target = StackTarget(
         stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
@@ -393,6 +388,19 @@ def main(argv: list[str] | None = None) -> int:
 
 class CommandError(Exception):
     """A command cannot run as asked; the message says what to do (one line, exit 2)."""
+
+
+def _require_fault_modes(template: Any, command: str) -> None:
+    """The seed workflow demonstrates the after-write fault: refuse up front, in one
+    line, parameters that disable it (prod's), instead of failing its checks later."""
+    value = template.parameters["FaultModesEnabled"]
+    if value != "true":
+        source = template.parameter_sources.get("FaultModesEnabled", "")
+        raise CommandError(
+            f"{command} plays the seed workflow, whose after-write step needs "
+            f"FaultModesEnabled=true; these parameters give {value} (from {source}): use the "
+            "default environment, or --parameter-overrides FaultModesEnabled=true"
+        )
 
 
 def aws_problem(exc: BotoCoreError | ClientError, args: argparse.Namespace) -> str:

@@ -48,7 +48,7 @@ from localcloud import view as view_module
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping, discover
 from localcloud.history import History
-from localcloud.state import queue_depth
+from localcloud.state import queue_empty
 from localcloud.template import Template, load
 
 
@@ -365,7 +365,7 @@ class LocalCloud:
             if busy:
                 continue
             active = [s for s in self.deployment.event_sources if s.enabled and not s.deleted]
-            if all(queue_depth(self, source.queue_url) == (0, 0) for source in active):
+            if all(queue_empty(self, source.queue_url) for source in active):
                 return outcomes
             time.sleep(idle_sleep_s)
         raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")

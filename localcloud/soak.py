@@ -30,7 +30,7 @@ from typing import Any
 
 from localcloud.cloud import LocalCloud
 from localcloud.scenarios import Report, Step
-from localcloud.state import queue_depth
+from localcloud.state import queue_depth, queue_empty
 
 INVALID_BODIES = [
     "not json",
@@ -135,7 +135,7 @@ def run(
                     raise RuntimeError(f"SendMessageBatch failed: {response['Failed']}")
         outcome = cloud.event_source.poll_once()
         if outcome.invocation is None:
-            if not pending and queue_depth(cloud, queue) == (0, 0):
+            if not pending and queue_empty(cloud, queue):
                 break
             time.sleep(0.05)
             continue

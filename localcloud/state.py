@@ -159,6 +159,17 @@ def queue_depth(target: Target, url: str) -> tuple[int, int]:
     )
 
 
+def queue_empty(target: Target, url: str, *, pause_s: float = 0.25) -> bool:
+    """Whether the queue holds nothing, visible or in flight, on two reads ``pause_s``
+    apart. One read is not enough: the two counts are taken one after the other, and a
+    message whose visibility timeout ends between them is counted in neither (seen with
+    moto; SQS documents both as approximate)."""
+    if queue_depth(target, url) != (0, 0):
+        return False
+    time.sleep(pause_s)
+    return queue_depth(target, url) == (0, 0)
+
+
 DLQ_SCAN_LIMIT = 10_000
 """Messages :func:`dead_letters` looks at, at most, in one scan."""
 

@@ -3,6 +3,7 @@ samconfig environments, and templates it cannot honour (each test deploys its ow
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -92,13 +93,16 @@ def test_invoke_takes_parameter_overrides_that_replace_samconfigs(
     assert '"errorType": "TransientOrderError"' in capsys.readouterr().out
 
 
-def test_verify_refuses_parameters_without_the_fault_modes_its_scenario_needs(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("command", ["verify", "demo"])
+def test_a_command_playing_the_seed_workflow_refuses_parameters_without_fault_modes(
+    command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["verify", "--config-env", "prod"]) == 2
+    started = time.monotonic()
+    assert cli.main([command, "--config-env", "prod"]) == 2
     out = capsys.readouterr().out
     assert "needs FaultModesEnabled=true" in out
-    assert "samconfig.toml [prod]" in out  # the parameter table names the source
+    assert "(from samconfig.toml [prod])" in out
+    assert time.monotonic() - started < 10  # at once, not after the scenarios fail
 
 
 def test_samconfig_prod_parameters_reach_the_functions() -> None:
