@@ -6,6 +6,14 @@ cannot honour fails with :class:`~localcloud.template.UnsupportedTemplate` namin
 resource and the property. Physical names follow CloudFormation's pattern
 ``<stack>-<LogicalId>-<RANDOM>``; they flow to functions and outputs through the same
 ``Ref``/``GetAtt`` resolution as on AWS.
+
+A resource whose ``Condition`` is false is not created (``Template.resources`` leaves it
+out), and a ``Ref`` or ``GetAtt`` of it fails naming the condition; ``Fn::If`` and
+``AWS::NoValue`` choose properties, and an Output with a false ``Condition`` is not
+published. Everything moto can hold is created for real (SNS topics and subscriptions,
+KMS keys, alarms with metric math and actions, dashboards); a saved Logs Insights query
+is created if moto implements ``PutQueryDefinition`` and recorded otherwise (moto 5.2.5
+does not; :attr:`Deployment.query_definitions`, and a note says so).
 """
 
 from __future__ import annotations
@@ -14,15 +22,19 @@ import hashlib
 import io
 import json
 import re
+import uuid
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import moto
+from moto.logs.responses import LogsResponse
+
 from localcloud.control_plane import reserved_in
 from localcloud.event_source import SqsEventSourceMapping
 from localcloud.lambda_bridge import LocalFunction, LogSink, register
-from localcloud.template import ROOT, Template, UnsupportedTemplate, resolve
+from localcloud.template import ROOT, NotCreated, Template, UnsupportedTemplate, resolve
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 ClientFactory = Callable[[str], Any]
@@ -59,7 +71,23 @@ _FUNCTION_PROPERTIES = {
     "Description",
 }
 _STATE_MACHINE_PROPERTIES = {"Type", "DefinitionUri", "DefinitionSubstitutions", "Role"}
+_TOPIC_PROPERTIES = {"DisplayName", "KmsMasterKeyId"}
+_SUBSCRIPTION_PROPERTIES = {"TopicArn", "Protocol", "Endpoint"}
+_KEY_PROPERTIES = {"Description", "EnableKeyRotation", "KeyPolicy"}
+_QUERY_DEFINITION_PROPERTIES = {"Name", "QueryString", "LogGroupNames"}
 _PSEUDO = {"AWS::AccountId", "AWS::Region", "AWS::StackName", "AWS::Partition", "AWS::URLSuffix"}
+
+
+@dataclass(frozen=True)
+class QueryDefinition:
+    """An ``AWS::Logs::QueryDefinition`` as deployed: its resolved properties, and whether
+    moto holds it (``created``) or the local cloud only recorded it."""
+
+    query_definition_id: str
+    name: str
+    query_string: str
+    log_group_names: tuple[str, ...]
+    created: bool
 
 
 @dataclass
@@ -75,11 +103,14 @@ class Deployment:
     event_sources: list[SqsEventSourceMapping] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    query_definitions: dict[str, QueryDefinition] = field(default_factory=dict)
 
     def ref(self, name: str) -> Any:
-        """Ref of a parameter, pseudo parameter or created resource (KeyError if none)."""
+        """Ref of a parameter, pseudo parameter or created resource (KeyError if none;
+        :class:`~localcloud.template.NotCreated` for a resource whose condition is false)."""
         if name in self.refs:
             return self.refs[name]
+        self._refuse_not_created(name)
         if name in self.template.parameters:
             return self.template.parameters[name]
         pseudo = {
@@ -92,10 +123,22 @@ class Deployment:
         return pseudo[name]
 
     def get_att(self, logical_id: str, attribute: str) -> Any:
+        self._refuse_not_created(logical_id)
         return self.attributes[(logical_id, attribute)]
 
     def resolve(self, value: Any, where: str) -> Any:
-        return resolve(value, where=where, ref=self.ref, get_att=self.get_att)
+        return resolve(
+            value,
+            where=where,
+            ref=self.ref,
+            get_att=self.get_att,
+            condition=self.template.condition_holds,
+        )
+
+    def _refuse_not_created(self, logical_id: str) -> None:
+        template = self.template
+        if logical_id in template.declared_resources and logical_id not in template.resources:
+            raise NotCreated(logical_id, str(template.condition_of(logical_id)))
 
     def function(self, name_or_logical_id: str) -> LocalFunction:
         """A function by logical id or physical name (KeyError if none)."""
@@ -139,15 +182,28 @@ def deploy(
         "AWS::Serverless::Function": _function,
         "AWS::Serverless::StateMachine": _state_machine,
         "AWS::CloudWatch::Alarm": _alarm,
+        "AWS::CloudWatch::Dashboard": _dashboard,
+        "AWS::SNS::Topic": _topic,
+        "AWS::SNS::Subscription": _subscription,
+        "AWS::KMS::Key": _key,
+        "AWS::Logs::QueryDefinition": _query_definition,
     }
-    for logical_id in _creation_order(template):
-        resource = template.resources[logical_id]
+    for logical_id, resource in template.declared_resources.items():
         kind = resource.get("Type", "")
         if kind not in creators:
             raise UnsupportedTemplate(f"{logical_id}.Type", f"{kind} is not supported locally")
-        if "Condition" in resource:
-            raise UnsupportedTemplate(f"{logical_id}.Condition", "conditions are not supported")
-        creators[kind](
+    skipped: dict[str, list[str]] = {}
+    for logical_id in template.declared_resources:
+        if logical_id not in template.resources:
+            skipped.setdefault(str(template.condition_of(logical_id)), []).append(logical_id)
+    for condition, logical_ids in skipped.items():
+        deployment.notes.append(
+            f"{', '.join(logical_ids)}: not created, Condition {condition} is false with "
+            "these parameters (as in CloudFormation)"
+        )
+    for logical_id in _creation_order(template):
+        resource = template.resources[logical_id]
+        creators[resource["Type"]](
             deployment,
             logical_id,
             resource,
@@ -160,7 +216,8 @@ def deploy(
         deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
     deployment.notes.append(
         "IAM policies are created but not enforced locally, and CloudWatch metrics and "
-        "X-Ray traces are not recorded (README: what is emulated)"
+        "X-Ray traces are not recorded, so alarms are created but never change state "
+        "(README: what is emulated)"
     )
     return deployment
 
@@ -495,18 +552,19 @@ def _state_machine(
     deployment.attributes[(logical_id, "Name")] = name
 
 
+_SINGLE_METRIC_PROPERTIES = {"Namespace", "MetricName", "Dimensions", "Statistic", "Period"}
 _ALARM_PROPERTIES = {
     "AlarmDescription",
-    "Namespace",
-    "MetricName",
-    "Dimensions",
-    "Statistic",
-    "Period",
+    *_SINGLE_METRIC_PROPERTIES,
+    "Metrics",
     "EvaluationPeriods",
     "Threshold",
     "ComparisonOperator",
     "TreatMissingData",
+    "AlarmActions",
 }
+_METRIC_QUERY_KEYS = {"Id", "Expression", "Label", "MetricStat", "ReturnData", "Period"}
+_METRIC_STAT_KEYS = {"Metric", "Period", "Stat", "Unit"}
 
 
 def _alarm(
@@ -516,27 +574,185 @@ def _alarm(
     client: ClientFactory,
     **_: Any,
 ) -> None:
+    """A metric alarm on one metric (``Namespace``, ``MetricName`` …) or on metric math
+    (``Metrics``), never both, as ``PutMetricAlarm`` requires; ``AlarmActions`` as given
+    (``Fn::If`` … ``AWS::NoValue`` leaves none)."""
     properties = deployment.resolve(
         _properties(resource, _ALARM_PROPERTIES, logical_id), logical_id
     )
     name = _physical_name(deployment, logical_id, 255)
-    client("cloudwatch").put_metric_alarm(
-        AlarmName=name,
-        AlarmDescription=properties.get("AlarmDescription", ""),
-        Namespace=properties["Namespace"],
-        MetricName=properties["MetricName"],
-        Dimensions=list(properties.get("Dimensions", [])),
-        Statistic=properties["Statistic"],
-        Period=int(properties["Period"]),
-        EvaluationPeriods=int(properties["EvaluationPeriods"]),
-        Threshold=float(properties["Threshold"]),
-        ComparisonOperator=properties["ComparisonOperator"],
-        TreatMissingData=properties.get("TreatMissingData", "missing"),
-    )
+    kwargs: dict[str, Any] = {
+        "AlarmName": name,
+        "AlarmDescription": properties.get("AlarmDescription", ""),
+        "EvaluationPeriods": int(properties["EvaluationPeriods"]),
+        "Threshold": float(properties["Threshold"]),
+        "ComparisonOperator": properties["ComparisonOperator"],
+        "TreatMissingData": properties.get("TreatMissingData", "missing"),
+        "AlarmActions": [str(action) for action in properties.get("AlarmActions", [])],
+    }
+    single = sorted(_SINGLE_METRIC_PROPERTIES & set(properties))
+    if "Metrics" in properties:
+        if single:
+            raise UnsupportedTemplate(
+                f"{logical_id}.{single[0]}", "Metrics and a single metric exclude each other"
+            )
+        kwargs["Metrics"] = [
+            _metric_query(query, f"{logical_id}.Metrics[{i}]")
+            for i, query in enumerate(properties["Metrics"])
+        ]
+    else:
+        kwargs.update(
+            Namespace=properties["Namespace"],
+            MetricName=properties["MetricName"],
+            Dimensions=list(properties.get("Dimensions", [])),
+            Statistic=properties["Statistic"],
+            Period=int(properties["Period"]),
+        )
+    client("cloudwatch").put_metric_alarm(**kwargs)
     deployment.refs[logical_id] = name
     deployment.attributes[(logical_id, "Arn")] = (
         f"arn:aws:cloudwatch:{deployment.region}:{ACCOUNT_ID}:alarm:{name}"
     )
+
+
+def _metric_query(query: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """One ``MetricDataQuery`` of an alarm's ``Metrics``, unknown keys refused."""
+    _reject_unknown(query, _METRIC_QUERY_KEYS, where, "MetricDataQuery")
+    result = dict(query)
+    if "MetricStat" in query:
+        stat = query["MetricStat"]
+        _reject_unknown(stat, _METRIC_STAT_KEYS, f"{where}.MetricStat", "MetricStat")
+        result["MetricStat"] = {**stat, "Period": int(stat["Period"])}
+    if "ReturnData" in query:
+        result["ReturnData"] = _flag(query["ReturnData"])
+    return result
+
+
+def _dashboard(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    """``PutDashboard`` with the body as the template's ``Fn::Sub`` resolves it; the body
+    must be JSON text (CloudFormation takes a string, CloudWatch parses it)."""
+    properties = deployment.resolve(
+        _properties(resource, {"DashboardBody"}, logical_id), logical_id
+    )
+    body = properties["DashboardBody"]
+    where = f"{logical_id}.DashboardBody"
+    if not isinstance(body, str):
+        raise UnsupportedTemplate(where, "must be a string of JSON (use Fn::Sub)")
+    try:
+        json.loads(body)
+    except ValueError as exc:
+        raise UnsupportedTemplate(where, f"not valid JSON once resolved: {exc}") from exc
+    name = _physical_name(deployment, logical_id, 255)
+    client("cloudwatch").put_dashboard(DashboardName=name, DashboardBody=body)
+    deployment.refs[logical_id] = name
+
+
+def _topic(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    properties = deployment.resolve(
+        _properties(resource, _TOPIC_PROPERTIES, logical_id), logical_id
+    )
+    name = _physical_name(deployment, logical_id, 256)
+    attributes = {key: str(value) for key, value in properties.items()}
+    arn = client("sns").create_topic(Name=name, Attributes=attributes)["TopicArn"]
+    deployment.refs[logical_id] = arn
+    deployment.attributes[(logical_id, "TopicArn")] = arn
+    deployment.attributes[(logical_id, "TopicName")] = name
+
+
+def _subscription(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    properties = deployment.resolve(
+        _properties(resource, _SUBSCRIPTION_PROPERTIES, logical_id), logical_id
+    )
+    arn = client("sns").subscribe(
+        TopicArn=properties["TopicArn"],
+        Protocol=properties["Protocol"],
+        Endpoint=str(properties["Endpoint"]),
+        ReturnSubscriptionArn=True,
+    )["SubscriptionArn"]
+    deployment.refs[logical_id] = arn
+    if properties["Protocol"] == "email":
+        deployment.notes.append(
+            f"{logical_id}: SNS would e-mail {properties['Endpoint']} a confirmation "
+            "request; locally nothing is sent"
+        )
+
+
+def _key(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    properties = deployment.resolve(_properties(resource, _KEY_PROPERTIES, logical_id), logical_id)
+    kms = client("kms")
+    kwargs: dict[str, Any] = {"Description": str(properties.get("Description", ""))}
+    if "KeyPolicy" in properties:
+        kwargs["Policy"] = json.dumps(properties["KeyPolicy"])
+    metadata = kms.create_key(**kwargs)["KeyMetadata"]
+    if _flag(properties.get("EnableKeyRotation", False)):
+        kms.enable_key_rotation(KeyId=metadata["KeyId"])
+    deployment.refs[logical_id] = metadata["KeyId"]
+    deployment.attributes[(logical_id, "Arn")] = metadata["Arn"]
+    deployment.attributes[(logical_id, "KeyId")] = metadata["KeyId"]
+
+
+def _query_definition(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+    **_: Any,
+) -> None:
+    """``PutQueryDefinition`` when moto implements it; otherwise the definition is
+    recorded in :attr:`Deployment.query_definitions` with a stable id and a note."""
+    properties = deployment.resolve(
+        _properties(resource, _QUERY_DEFINITION_PROPERTIES, logical_id), logical_id
+    )
+    log_groups = tuple(str(group) for group in properties.get("LogGroupNames", []))
+    created = hasattr(LogsResponse, "put_query_definition")
+    if created:
+        definition_id = str(
+            client("logs").put_query_definition(
+                name=properties["Name"],
+                queryString=properties["QueryString"],
+                logGroupNames=list(log_groups),
+            )["queryDefinitionId"]
+        )
+    else:
+        definition_id = str(
+            uuid.uuid5(uuid.NAMESPACE_URL, f"localcloud:{deployment.stack_name}/{logical_id}")
+        )
+        deployment.notes.append(
+            f"{logical_id}: saved query recorded, not created (moto {moto.__version__} has "
+            "no PutQueryDefinition); run its query string in Logs Insights on AWS"
+        )
+    deployment.query_definitions[logical_id] = QueryDefinition(
+        query_definition_id=definition_id,
+        name=str(properties["Name"]),
+        query_string=str(properties["QueryString"]),
+        log_group_names=log_groups,
+        created=created,
+    )
+    deployment.refs[logical_id] = definition_id
 
 
 def _creation_order(template: Template) -> list[str]:
@@ -549,7 +765,11 @@ def _creation_order(template: Template) -> list[str]:
             body = {"Globals": template.function_globals, **body}
         found = _references(body) & set(resources)
         declared = resource.get("DependsOn", [])
-        found |= set([declared] if isinstance(declared, str) else declared)
+        for dependency in [declared] if isinstance(declared, str) else declared:
+            if dependency in template.declared_resources and dependency not in resources:
+                reason = NotCreated(dependency, str(template.condition_of(dependency))).reason
+                raise UnsupportedTemplate(f"{logical_id}.DependsOn", reason)
+            found.add(dependency)
         depends[logical_id] = found - {logical_id}
     order: list[str] = []
     visiting: set[str] = set()

@@ -112,3 +112,29 @@ def test_roles_trust_only_their_service(template: Template, role: str) -> None:
     (statement,) = template.resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert statement["Principal"] == {"Service": expected}
     assert statement["Action"] == "sts:AssumeRole"
+
+
+def test_the_alarm_topic_key_is_administered_through_iam_and_used_only_by_cloudwatch(
+    template: Template,
+) -> None:
+    """A key policy is the key's own allow-list. The first statement is AWS's default
+    one (the account's IAM policies decide who administers the key; without it the key
+    cannot be managed at all); the only other grant lets CloudWatch alarms of this
+    account encrypt alarm notifications for the topic (kms:GenerateDataKey*,
+    kms:Decrypt: what SNS needs from a publisher to an encrypted topic)."""
+    key = template.declared_resources["AlarmTopicKey"]
+    assert key["Condition"] == "HasAlarmEmail"
+    administer, cloudwatch = key["Properties"]["KeyPolicy"]["Statement"]
+    assert administer["Principal"] == {
+        "AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}
+    }
+    assert (administer["Action"], administer["Resource"]) == ("kms:*", "*")
+    assert cloudwatch["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert sorted(cloudwatch["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert cloudwatch["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    }
+    for statement in (administer, cloudwatch):
+        assert statement["Effect"] == "Allow"
+        assert "NotAction" not in statement
+        assert "NotPrincipal" not in statement

@@ -136,10 +136,10 @@ def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) 
     template = _template_with(
         tmp_path,
         "Resources:\n",
-        "Resources:\n  AlertsTopic:\n    Type: AWS::SNS::Topic\n",
+        "Resources:\n  AssetsBucket:\n    Type: AWS::S3::Bucket\n",
     )
     with (
-        pytest.raises(UnsupportedTemplate, match=r"AlertsTopic\.Type: AWS::SNS::Topic"),
+        pytest.raises(UnsupportedTemplate, match=r"AssetsBucket\.Type: AWS::S3::Bucket"),
         LocalCloud(template=template),
     ):
         pass
