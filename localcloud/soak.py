@@ -120,10 +120,13 @@ def run(
     batches = 0
     pending = list(sent.bodies)
     deadline = time.monotonic() + max(600.0, messages * 0.2)
+    in_queue = 0  # the last depth read (progress reuses it: each read scans the queue)
     while time.monotonic() < deadline:
         # Keep at most `window` messages in the queue: moto's ReceiveMessage scans every
         # message it holds, so an unbounded backlog makes each poll quadratic.
-        if pending and sum(queue_depth(cloud, queue)) < window:
+        if pending:
+            in_queue = sum(queue_depth(cloud, queue))
+        if pending and in_queue < window:
             chunk, pending = pending[:window], pending[window:]
             for start in range(0, len(chunk), 10):
                 entries = [
@@ -147,7 +150,7 @@ def run(
         if batches % 100 == 0:
             snapshots.append(_snapshot(dynamodb, table))
         if progress is not None:
-            remaining = len(pending) + sum(queue_depth(cloud, queue))
+            remaining = len(pending) + in_queue
             progress(messages - len(pending), len(results), remaining, time.monotonic() - started)
     drained = time.monotonic() - started
     if progress is not None:
