@@ -211,7 +211,7 @@ def test_a_crash_after_some_writes_then_redelivery_gives_duplicates_and_accepts_
 
     assert response == {"batchItemFailures": []}
     redelivered = [line["decision"] for line in queue_logs.results()[-10:]]
-    assert redelivered == ["duplicate"] * 4 + ["accepted"] * 6
+    assert sorted(redelivered) == ["accepted"] * 6 + ["duplicate"] * 4  # never a conflict
     assert scan_orders(dynamodb, tables.orders) == {
         f"crash-{i}": (i + 1, (i + 1) * 250 + 100) for i in range(10)
     }

@@ -28,10 +28,15 @@ MAX_BACKOFF_S: Final = 20.0
 """botocore's standard retry mode sleeps ``random() × min(2 ** (n - 1), 20)`` seconds
 after failed attempt ``n`` (``botocore.retries.standard.ExponentialBackoff``)."""
 
+MAX_RECORD_CONCURRENCY: Final = 10
+"""The most records of one batch the queue worker runs at once (``RECORD_CONCURRENCY``
+is 1 to this; SQS batches without a batching window hold at most 10)."""
+
 DYNAMODB_CLIENT_CONFIG: Final = Config(
     connect_timeout=CONNECT_TIMEOUT_S,
     read_timeout=READ_TIMEOUT_S,
     retries={"mode": "standard", "total_max_attempts": TOTAL_MAX_ATTEMPTS},
+    max_pool_connections=MAX_RECORD_CONCURRENCY,  # one connection per concurrent record
 )
 
 
@@ -69,8 +74,9 @@ _BOOLEANS = {"true": True, "false": False}
 
 @dataclass(frozen=True, slots=True)
 class QueueWorkerSettings:
-    """``ORDERS_TABLE_NAME`` (the orders table), ``POWERTOOLS_METRICS_NAMESPACE`` and
-    ``POWERTOOLS_SERVICE_NAME``.
+    """``ORDERS_TABLE_NAME`` (the orders table), ``RECORD_CONCURRENCY`` (records of one
+    batch run at once, 1 to ``MAX_RECORD_CONCURRENCY``), ``POWERTOOLS_METRICS_NAMESPACE``
+    and ``POWERTOOLS_SERVICE_NAME``.
 
     Powertools reads the last two when the handler module is imported and needs them
     only when it flushes the metrics, after the writes; they are checked here, with the
@@ -80,20 +86,29 @@ class QueueWorkerSettings:
     orders_table: str
     metrics_namespace: str
     service_name: str
+    record_concurrency: int
 
     REQUIRED: ClassVar[tuple[str, ...]] = (
         "ORDERS_TABLE_NAME",
+        "RECORD_CONCURRENCY",
         "POWERTOOLS_METRICS_NAMESPACE",
         "POWERTOOLS_SERVICE_NAME",
     )
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> QueueWorkerSettings:
-        """Raises ConfigurationError naming a missing or empty variable."""
+        """Raises ConfigurationError naming a missing, empty or malformed variable."""
+        concurrency = _required(environ, "RECORD_CONCURRENCY")
+        if not concurrency.isdigit() or not 1 <= int(concurrency) <= MAX_RECORD_CONCURRENCY:
+            raise ConfigurationError(
+                f"RECORD_CONCURRENCY must be an integer from 1 to {MAX_RECORD_CONCURRENCY}, "
+                f"got {concurrency!r}"
+            )
         return cls(
             orders_table=_required(environ, "ORDERS_TABLE_NAME"),
             metrics_namespace=_required(environ, "POWERTOOLS_METRICS_NAMESPACE"),
             service_name=_required(environ, "POWERTOOLS_SERVICE_NAME"),
+            record_concurrency=int(concurrency),
         )
 
 
