@@ -24,7 +24,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser test lint scan audit build demo serve status invoke verify soak deploy deploy-prod clean lock
+.PHONY: help setup browser test lint scan audit build demo serve status invoke verify soak bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -102,6 +102,9 @@ verify: $(STAMP) ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http:
 
 soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
+
+bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
+	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

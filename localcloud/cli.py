@@ -1,4 +1,4 @@
-"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak``."""
+"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench``."""
 
 from __future__ import annotations
 
@@ -279,6 +279,24 @@ def soak(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def bench(args: argparse.Namespace) -> int:
+    """``make bench``: the figures as a table, and the JSON results file."""
+    from localcloud import bench as bench_module
+    from localcloud.report import render_bench
+
+    output = Path(args.output)
+    results = bench_module.run(
+        messages=args.messages,
+        rounds=args.rounds,
+        round_trip_ms=args.round_trip_ms,
+        output=output,
+        progress=lambda step: console.print(f"[dim]… {step}"),
+    )
+    render_bench(console, results)
+    console.print(f"results: {output}")
+    return 0
+
+
 def _parameter_options(p: argparse.ArgumentParser) -> None:
     """``--config-env`` and ``--parameter-overrides`` with ``sam deploy``'s meaning."""
     p.add_argument(
@@ -368,6 +386,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the server as a container reaches it (default: host.docker.internal, same port)",
     )
     p.set_defaults(run=env_vars)
+
+    p = commands.add_parser("bench", help="Order Guard against the floor and the field")
+    p.add_argument("--messages", type=int, default=2000)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--round-trip-ms", type=float, default=10.0)
+    p.add_argument("--output", default="bench-results.json")
+    p.set_defaults(run=bench)
 
     p = commands.add_parser("soak", help="thousands of messages through the local cloud")
     p.add_argument("--messages", type=int, default=5000)

@@ -40,8 +40,10 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -158,6 +160,41 @@ class FaultPlan:
 _ACTIVE: FaultPlan | None = None
 
 
+@dataclass
+class Network:
+    """The simulated network between the functions and DynamoDB (:func:`simulated`):
+    each request a function makes waits ``round_trip_s`` and is counted by function and
+    operation."""
+
+    round_trip_s: float = 0.0
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def requests(self, function: str, operations: Iterable[str] | None = None) -> int:
+        """Requests a function made (of the given operations, or all)."""
+        return sum(
+            n
+            for (name, operation), n in self.counts.items()
+            if name == function and (operations is None or operation in operations)
+        )
+
+
+_NETWORK: Network | None = None
+
+
+@contextlib.contextmanager
+def simulated(round_trip_s: float = 0.0) -> Iterator[Network]:
+    """Count, and delay by ``round_trip_s``, every DynamoDB request a function makes in
+    the block (the benchmark's simulated round trip)."""
+    global _NETWORK
+    network = Network(round_trip_s=round_trip_s)
+    _NETWORK = network
+    try:
+        yield network
+    finally:
+        _NETWORK = None
+
+
 @contextlib.contextmanager
 def injected(*faults: Fault, in_functions_only: bool = True) -> Iterator[FaultPlan]:
     """Put ``faults`` in force for the block (one plan at a time).
@@ -205,6 +242,15 @@ def _error_response(request: AWSPreparedRequest, kind: Kind) -> AWSResponse:
 
 def stubber_with_faults(event_name: str, request: AWSPreparedRequest, **kwargs: Any) -> Any:
     """moto's ``botocore_stubber``, with the active plan's DynamoDB faults around it."""
+    network = _NETWORK
+    if network is not None:
+        function = lambda_bridge.invoking_function()
+        matched = _dynamodb_request(request) if function is not None else None
+        if function is not None and matched is not None:
+            with network._lock:
+                network.counts[(function.name, matched[0])] += 1
+            if network.round_trip_s:
+                time.sleep(network.round_trip_s)
     plan = _ACTIVE
     fault = None
     if plan is not None and (

@@ -185,3 +185,65 @@ def _table(
             )
         )
     console.print(table)
+
+
+def render_bench(console: Console, results: Mapping[str, Any]) -> None:
+    """``make bench``'s figures, one table per question."""
+    names = list(results["requests_per_message"])
+    rpm = results["requests_per_message"]
+    _table(
+        console,
+        "DynamoDB requests per message",
+        ["contestant", "new", "repeat", "conflict", "invalid"],
+        [
+            [n, *(f"{rpm[n][k]:.2f}" for k in ("new", "repeat", "conflict", "invalid"))]
+            for n in names
+        ],
+    )
+    for key, trip in (
+        ("messages_per_second", "no round trip"),
+        ("messages_per_second_2ms", "2 ms"),
+    ):
+        mps = results[key]
+        _table(
+            console,
+            f"Messages per second, mixed stream of {results['messages']} (half repeats), "
+            f"{trip}, median of {results['rounds']} interleaved rounds",
+            ["contestant", "median", "× floor", "× Powertools"],
+            [[n, v["median"], v["vs_floor"], v["vs_powertools"]] for n, v in mps.items()],
+        )
+    imports = results["import_seconds"]
+    _table(
+        console,
+        "10-record batch in simulated round trips (wall; added by the round trip); "
+        "import time; peak memory",
+        ["contestant", "wall", "added", "import (s)", "× import boto3", "peak KiB"],
+        [
+            [
+                n,
+                results["batch_round_trips"][n]["wall"],
+                results["batch_round_trips"][n]["added"],
+                imports[n]["median"],
+                imports[n]["vs_boto3"],
+                results["peak_memory_kib"][n],
+            ]
+            for n in names
+        ]
+        + [["import boto3", "", "", imports["boto3"]["median"], 1.0, ""]],
+    )
+    cost = results["cost_model"]
+    _table(
+        console,
+        "Cost per million orders (us-east-1, published prices; see the results file)",
+        ["contestant", "DynamoDB $ (new orders)", "Lambda $"],
+        [
+            [
+                n,
+                cost[n]["dynamodb_usd_per_million_new_orders"],
+                cost[n]["lambda_usd_per_million_orders"],
+            ]
+            for n in names
+        ],
+    )
+    if results.get("package_kib") is not None:
+        console.print(f"built package (sam build): {results['package_kib']:.0f} KiB")

@@ -153,6 +153,8 @@ class KeyOrderedBatchProcessor(BatchProcessor):
             for indexes in groups.values():
                 run(indexes)
         else:
+            # Threads made for this batch: they belong to this invocation (its logs, its
+            # time budget) and end with it.
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
                 for done in [pool.submit(run, indexes) for indexes in groups.values()]:
                     done.result()
