@@ -12,6 +12,7 @@ import functools
 import io
 import json
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import UnStubbedResponseError
+from botocore.stub import Stubber
 from moto import mock_aws
 
 from localcloud import template as template_module
@@ -258,3 +261,56 @@ def sqs_record(body: str, message_id: str | None = None, receive_count: int = 1)
         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:test-JobsQueue",
         "awsRegion": REGION,
     }
+
+
+class KeyedStubber(Stubber):
+    """botocore's Stubber for records that run concurrently.
+
+    Stubber answers strictly in call order, but the queue worker runs a batch's records
+    in parallel threads (one per business key), so the order in which they call DynamoDB
+    varies from run to run. Here each queued answer is tied to a business key: a call takes
+    the first answer queued for the ``id`` in its ``Item`` (or ``Key``) and operation, so
+    every record gets its own answer whatever the thread timing. Use ``add_response_for``
+    and ``add_client_error_for``; everything else (response validation, modeled error
+    fields, ``assert_no_pending_responses``) is Stubber's own.
+    """
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self._lock = threading.Lock()
+
+    def add_response_for(self, key: str, method: str, service_response: dict[str, Any]) -> None:
+        """Queue ``service_response`` for the next ``method`` call on business key ``key``."""
+        with self._lock:
+            self.add_response(method, service_response)
+            self._queue[-1]["business_key"] = key
+
+    def add_client_error_for(self, key: str, method: str, *args: Any, **kwargs: Any) -> None:
+        """Queue a ``ClientError`` (Stubber's ``add_client_error`` arguments) for ``key``."""
+        with self._lock:
+            self.add_client_error(method, *args, **kwargs)
+            self._queue[-1]["business_key"] = key
+
+    def _assert_expected_params(
+        self, model: Any, params: dict[str, Any], context: dict[str, Any], **kwargs: Any
+    ) -> None:
+        if self._should_not_stub(context):
+            return
+        item = params.get("Item") or params.get("Key") or {}
+        key = item.get("id", {}).get("S")
+        with self._lock:
+            for entry in self._queue:
+                if entry["operation_name"] == model.name and entry.get("business_key") == key:
+                    self._queue.remove(entry)
+                    context["keyed_stubber_entry"] = entry
+                    return
+        raise UnStubbedResponseError(
+            operation_name=model.name, reason=f"no answer queued for business key {key!r}"
+        )
+
+    def _get_response_handler(
+        self, model: Any, params: dict[str, Any], context: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        if self._should_not_stub(context):
+            return None
+        return context.pop("keyed_stubber_entry")["response"]

@@ -7,6 +7,7 @@ the moto client so that the worker dies part-way through a batch.
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import boto3
@@ -16,6 +17,7 @@ from botocore.stub import Stubber
 from order_guard import queue_worker, workflow_worker
 from order_guard.errors import UnreadableStoredOrder
 from tests.conftest import (
+    KeyedStubber,
     LambdaContext,
     LogCapture,
     Tables,
@@ -139,22 +141,24 @@ def test_a_fault_in_the_middle_of_a_batch_lists_exactly_that_record(
 ) -> None:
     client = boto3.client("dynamodb", region_name="us-east-1")
     deps = queue_worker.Dependencies(dynamodb=client, settings=queue_settings(tables.orders))
-    stubber = Stubber(client)
+    stubber = KeyedStubber(client)  # the three records call concurrently, in any order
     _, code, message, status, item = fault
-    stubber.add_response("put_item", {})  # the first record succeeds
-    stubber.add_client_error(
+    stubber.add_response_for("order-0", "put_item", {})  # the first record succeeds
+    stubber.add_client_error_for(
+        "order-1",
         "put_item",
         code,
         message,
         http_status_code=status,
         modeled_fields={"Item": item} if item else None,
     )
-    stubber.add_response("put_item", {})  # the last record succeeds
+    stubber.add_response_for("order-2", "put_item", {})  # the last record succeeds
     records = [sqs_record(json.dumps({"id": f"order-{i}", "quantity": 4})) for i in range(3)]
 
     with stubber:
         response = queue_worker.handle_batch({"Records": records}, lambda_context, deps)
 
+    stubber.assert_no_pending_responses()
     assert response == {"batchItemFailures": [{"itemIdentifier": records[1]["messageId"]}]}
     assert response["batchItemFailures"], "never an empty failure list while a record failed"
 
@@ -184,11 +188,13 @@ class CrashAfter:
     def __init__(self, client: Any, writes: int) -> None:
         self._client = client
         self._left = writes
+        self._lock = threading.Lock()  # records of a batch run in parallel threads
 
     def put_item(self, **kwargs: Any) -> Any:
-        if self._left == 0:
-            raise WorkerCrashed("the execution environment died mid-batch")
-        self._left -= 1
+        with self._lock:
+            if self._left == 0:
+                raise WorkerCrashed("the execution environment died mid-batch")
+            self._left -= 1
         return self._client.put_item(**kwargs)
 
 

@@ -13,6 +13,7 @@ from botocore.stub import Stubber
 
 from order_guard import queue_worker
 from tests.conftest import (
+    KeyedStubber,
     LambdaContext,
     LogCapture,
     Tables,
@@ -166,9 +167,11 @@ def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(
     lambda_context: LambdaContext, dynamodb: Any, tables: Tables
 ) -> None:
     stubbed = boto3.client("dynamodb", region_name="us-east-1")
-    stubber = Stubber(stubbed)
-    stubber.add_client_error("put_item", "ThrottlingException", "slow down", http_status_code=400)
-    stubber.add_response("put_item", {})
+    stubber = KeyedStubber(stubbed)  # the two records call concurrently, in any order
+    stubber.add_client_error_for(
+        "first", "put_item", "ThrottlingException", "slow down", http_status_code=400
+    )
+    stubber.add_response_for("second", "put_item", {})
     deps = queue_worker.Dependencies(dynamodb=stubbed, settings=queue_settings(tables.orders))
     event = {
         "Records": [
@@ -178,6 +181,7 @@ def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(
     }
     with stubber:
         response = queue_worker.handle_batch(event, lambda_context, deps)
+    stubber.assert_no_pending_responses()
     assert failures(response) == ids(event)[:1]
 
 
