@@ -24,7 +24,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser test lint scan audit build demo serve status invoke verify soak bench deploy deploy-prod clean lock
+.PHONY: help setup browser model histories test lint scan audit build demo serve status invoke verify soak bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -53,6 +53,14 @@ browser:
 	  else echo "chromium not found: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2; exit 1; fi; \
 	fi
 
+model: $(STAMP) ## SPIN model check: the queue and workflow protocols hold, each mutant is caught (needs spin, cc)
+	@if ! command -v spin >/dev/null || ! command -v cc >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin gcc >/dev/null; \
+	  else echo "spin or cc not found: install Debian's spin and gcc (sudo apt-get install spin gcc) for the model check" >&2; exit 1; fi; \
+	fi
+	python -m model.check
+
 $(SCAN_STAMP): requirements-scan.txt
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
 	@test -x $(SCAN_BIN)/python3.13 || $(PYTHON313) -m venv $(SCAN_VENV)
@@ -68,8 +76,8 @@ audit: $(SCAN_STAMP) ## pip-audit of the runtime requirements (needs PyPI's JSON
 	$(SCAN_BIN)/pip-audit --strict --progress-spinner off --requirement src/requirements.txt
 
 lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
-	ruff check src localcloud tests
-	ruff format --check src localcloud tests
+	ruff check src localcloud tests model
+	ruff format --check src localcloud tests model
 	mypy
 	cfn-lint template.yaml
 	sam validate --lint
@@ -77,7 +85,7 @@ lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
 build: setup ## sam build (no container: pure-Python dependencies only)
 	sam build
 
-test: lint scan build browser ## everything CI runs: lint, scanners, sam build, then the test suite
+test: lint scan build browser model ## everything CI runs: lint, scanners, sam build, the model check, then the test suite
 	pytest
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
@@ -102,6 +110,9 @@ verify: $(STAMP) ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http:
 
 soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
+
+histories: $(STAMP) ## the nightly size of the generated histories against the real worker (HISTORIES=2000)
+	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/test_histories.py --hypothesis-show-statistics
 
 bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
 	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)

@@ -1,24 +1,26 @@
 /*
- * Order Guard, the queue path, as a SPIN model (model/README is in the project README,
- * "Proof of the protocol").
+ * Order Guard, the queue path, as a SPIN model (README, "Proof of the protocol").
  *
- * One business key (order ids are independent: each id has its own item and its own
- * messages). N messages for it sit in a standard queue: two identical copies of an order
- * and one conflicting copy (same id, another quantity). C consumers receive, write and
- * delete concurrently; any of them may crash at any step, the DynamoDB call may fail
- * transiently, a conditional-check failure may come back without its Item, a response may
- * be lost after DynamoDB committed, and any message in flight may become visible again
- * at any moment (its visibility timeout ran out while a consumer was still working, a
- * fault) or after its consumer crashed (always, in time).
- * SQS moves a message to the dead-letter queue when it is received again after MAXRECV
- * receives (maxReceiveCount, from template.yaml). Faults are bounded (MAXFAULTS), so
- * under weak fairness every message can leave the queue.
+ * One business key: order ids are independent (each id has its own item and its own
+ * messages), so one id with three messages covers them: two identical copies of an order
+ * (quantity 1) and a conflicting copy (quantity 2), in a standard queue. Two consumers
+ * receive, write and delete concurrently. Anything may go wrong, within MAXFAULTS faults
+ * per run: a consumer crashes before the write or after it (before the delete); the
+ * DynamoDB call fails transiently; a condition failure comes back without its Item; a
+ * visibility timeout runs out while a slow consumer still works on the message. A message
+ * whose consumer crashed, or which was listed as a batch item failure, becomes visible
+ * again when its visibility timeout runs out (always, in time). SQS moves a message to
+ * the dead-letter queue when it would be received again after MAXRECV receives
+ * (maxReceiveCount, read from template.yaml by model/check.py). A DeleteMessage with an
+ * old receipt handle (the message was received again meanwhile) deletes nothing.
  *
  * Mutants (compile with -D<NAME>) each break one rule of store.py / queue_worker.py:
  *   NO_CONDITION               PutItem without attribute_not_exists(id)
  *   ACK_BEFORE_WRITE           delete the message before the conditional write
  *   MISSING_ITEM_IS_DUPLICATE  a condition failure without Item taken as a duplicate
  *   DELETE_ON_ERROR            delete the message whatever the decision
+ *   LISTED_STAYS_HIDDEN        a listed or abandoned message never becomes visible again
+ *                              (no visibility timeout: the liveness property must fail)
  */
 
 #ifndef MAXRECV
@@ -27,57 +29,40 @@
 #ifndef MAXFAULTS
 #define MAXFAULTS 2
 #endif
-#define N 3
-#define C 2
 
 #define VISIBLE  0
-#define INFLIGHT 1
-#define DELETED  2
-#define DLQ      3
+#define INFLIGHT 1   /* a consumer works on it */
+#define WAITING  2   /* in flight, nobody works on it: visible when the timeout runs out */
+#define DELETED  3
+#define DLQ      4
 
 #define ACCEPTED  1
 #define DUPLICATE 2
 #define CONFLICT  3
 #define ERROR     4
 
-byte state[N];        /* VISIBLE at start: the producer sent all three */
-byte recv[N];         /* ApproximateReceiveCount */
-byte gen[N];          /* receipt handle generation: a delete needs the newest */
-byte q[N];            /* quantity: q[0] = q[1] = 1 (identical copies), q[2] = 2 */
-bool touched[N];      /* a fault, a crash or a visibility expiry hit one of its receives */
-bool orphan[N];       /* in flight, but its consumer crashed: only the timeout frees it */
+byte state[3];        /* VISIBLE at start: the producer sent all three */
+byte recv[3];         /* ApproximateReceiveCount; also the newest receipt handle */
+byte q[3];            /* quantity: q[0] = q[1] = 1 (identical copies), q[2] = 2 */
+bool touched[3];      /* a fault hit one of its receives */
 byte stored = 0;      /* the item's quantity, 0: no item */
 byte first = 0;       /* ghost: the quantity of the first accepted write */
-byte writes = 0;      /* accepted conditional writes */
-byte faults = 0;      /* faults and crashes injected so far */
+byte writes = 0;      /* accepted writes */
+byte faults = 0;      /* faults injected so far */
 
 #define all_done (state[0] >= DELETED && state[1] >= DELETED && state[2] >= DELETED)
 
 ltl every_message_leaves_the_queue { <> all_done }
 
-inline fault_possible() { faults < MAXFAULTS }
-
-/* DeleteMessage with the receipt of receive g: takes effect only if it is the newest. */
-inline delete(m, g, d) {
-  atomic {
-    if
-    :: state[m] == INFLIGHT && gen[m] == g ->
-         /* a conflicting copy is never acknowledged; nothing is deleted undecided */
-         assert(d == ACCEPTED || d == DUPLICATE);
-         assert(stored == q[m]);
-         state[m] = DELETED
-    :: else -> touched[m] = true  /* stale receipt: received again meanwhile */
-    fi
-  }
-}
+#define fault (faults < MAXFAULTS)
 
 proctype consumer() {
-  byte m, g, d;
+  byte m, h, d;
+  bool got;             /* received a message (not moved to the DLQ) */
   do
   :: all_done -> break
   :: atomic {
-       /* ReceiveMessage: any visible message; a message received MAXRECV times
-          already is moved to the dead-letter queue instead (the redrive policy) */
+       /* ReceiveMessage: a visible message, or the redrive policy moves it to the DLQ */
        if
        :: state[0] == VISIBLE -> m = 0
        :: state[1] == VISIBLE -> m = 1
@@ -88,82 +73,89 @@ proctype consumer() {
             state[m] = DLQ;
             /* an identical copy reaches the DLQ only if faults kept failing it */
             assert(q[m] != stored || touched[m]);
-            m = 255
-       :: else ->
-            recv[m]++; gen[m]++; g = gen[m]; state[m] = INFLIGHT; orphan[m] = false
+            got = false
+       :: else -> recv[m]++; h = recv[m]; state[m] = INFLIGHT; got = true
        fi
      }
      if
-     :: m == 255 -> skip
+     :: !got -> skip
      :: else ->
 #ifdef ACK_BEFORE_WRITE
-        state[m] = DELETED;                    /* acknowledged before any decision */
-        assert(stored == q[m]);                /* …so it may be a conflicting copy */
+        atomic { assert(stored == q[m]); state[m] = DELETED };  /* acknowledged undecided */
 #endif
-        if
-        :: fault_possible() -> faults++; touched[m] = true; orphan[m] = true; goto next  /* crash before the write */
-        :: skip
-        fi;
-        /* the conditional PutItem, atomic at DynamoDB, and its decision */
         atomic {
           if
-          :: fault_possible() -> faults++; d = ERROR; touched[m] = true  /* throttled, 5xx */
-          :: else ->
+          :: fault -> faults++; touched[m] = true;     /* crash before the write */
+               if :: state[m] == INFLIGHT && recv[m] == h -> state[m] = WAITING :: else fi;
+               d = 0
+          :: fault -> faults++; touched[m] = true; d = ERROR  /* throttled, 5xx, timeout */
+          :: true ->
+               /* the conditional PutItem, atomic at DynamoDB, and the write decision */
 #ifdef NO_CONDITION
                stored = q[m]; writes++; d = ACCEPTED;
-               if :: first == 0 -> first = q[m] :: else -> skip fi
+               if :: first == 0 -> first = q[m] :: else fi
 #else
                if
                :: stored == 0 -> stored = q[m]; first = q[m]; writes++; d = ACCEPTED
-               :: stored != 0 ->
-                    if
-                    :: fault_possible() -> faults++; touched[m] = true;  /* no Item came back */
+               :: stored != 0 && fault -> faults++; touched[m] = true;  /* no Item */
 #ifdef MISSING_ITEM_IS_DUPLICATE
-                         d = DUPLICATE
+                    d = DUPLICATE
 #else
-                         d = ERROR
+                    d = ERROR
 #endif
-                    :: true ->
-                         if
-                         :: stored == q[m] -> d = DUPLICATE
-                         :: else -> d = CONFLICT
-                         fi;
-                         assert(d != CONFLICT || stored != q[m])  /* a copy is no conflict */
-                    fi
+               :: stored != 0 && stored == q[m] -> d = DUPLICATE
+               :: stored != 0 && stored != q[m] -> d = CONFLICT
                fi
 #endif
           fi;
-          assert(writes <= 1);                     /* at most one accepted write */
-          assert(first == 0 || stored == first)    /* the first order stands */
+          assert(writes <= 1);                       /* at most one accepted write */
+          assert(first == 0 || stored == first)      /* the first order stands */
         }
         if
-        :: fault_possible() -> faults++; touched[m] = true; orphan[m] = true; goto next  /* crash after the write */
-        :: skip
-        fi;
+        :: d == 0 -> skip
+        :: else ->
+           atomic {
 #ifdef DELETE_ON_ERROR
-        atomic { if :: state[m] == INFLIGHT && gen[m] == g -> assert(stored == q[m]);
-                        state[m] = DELETED :: else -> skip fi }
+             if :: true
 #else
-        if
-        :: d == ACCEPTED || d == DUPLICATE ->
              if
-             :: fault_possible() -> faults++; touched[m] = true; orphan[m] = true; goto next  /* before delete */
-             :: skip
-             fi;
-             delete(m, g, d)
-        :: else -> skip  /* listed as a batch item failure: visible again later */
-        fi
+             :: d == ACCEPTED || d == DUPLICATE
 #endif
+                -> if
+                   :: fault -> faults++; touched[m] = true;  /* crash before the delete */
+                        if :: state[m] == INFLIGHT && recv[m] == h -> state[m] = WAITING
+                           :: else fi
+                   :: true ->
+                        if
+                        :: state[m] == INFLIGHT && recv[m] == h ->
+                             /* acknowledged: only after a write decision, never a
+                                conflicting copy */
+                             assert(stored == q[m]);
+                             state[m] = DELETED
+                        :: else -> touched[m] = true   /* an old receipt: nothing deleted */
+                        fi
+                   fi
+             :: else ->  /* listed as a batch item failure */
+                  if :: state[m] == INFLIGHT && recv[m] == h -> state[m] = WAITING :: else fi
+             fi
+           }
+        fi
      fi;
-next: d_step { m = 0; g = 0; d = 0 }  /* forget the last job: no stale local state */
+     d_step { m = 0; h = 0; d = 0; got = false }   /* forget the last job */
   od
 }
 
-/* A visibility timeout runs out: always, in time, for a message whose consumer crashed;
-   and, as a fault, while a slow consumer is still working on it. */
-#define expire(i) atomic { state[i] == INFLIGHT && (orphan[i] || faults < MAXFAULTS) -> \
-                           if :: !orphan[i] -> faults++ :: else -> skip fi; \
-                           state[i] = VISIBLE; touched[i] = true; orphan[i] = false }
+/* The visibility timeout runs out: always, in time, for a message nobody works on; as a
+   fault, while a slow consumer still works on it. */
+#ifdef LISTED_STAYS_HIDDEN
+#define freed(i) false
+#else
+#define freed(i) (state[i] == WAITING)
+#endif
+#define expire(i) atomic { (freed(i) || (state[i] == INFLIGHT && fault)) -> \
+                           if :: state[i] == INFLIGHT -> faults++; touched[i] = true \
+                              :: else fi; \
+                           state[i] = VISIBLE }
 proctype visibility() {
   do
   :: all_done -> break

@@ -1,0 +1,1 @@
+"""SPIN models of the queue and workflow protocols; ``python -m model.check`` runs them."""
