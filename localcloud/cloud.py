@@ -36,6 +36,7 @@ from werkzeug.serving import make_server
 
 from localcloud import (
     api_checks,
+    changesets,
     control_plane,
     dynamodb_atomic,
     event_source,
@@ -136,6 +137,8 @@ class LocalCloud:
         self._reported: set[str] = set()  # mappings and log groups already warned about
         self._discovery_stop = threading.Event()
         self._discovery: threading.Thread | None = None
+        self.stacks: list[Deployment] = []
+        """Deployments made by change sets (``sam deploy`` to the server), in order."""
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -202,7 +205,24 @@ class LocalCloud:
             log_sink=self._deliver_logs,
         )
         stack.register(self._deployment, self.client)
+        if self.server_port is not None:
+            changesets.install(
+                changesets.Host(
+                    client=self.client,
+                    region=self.region,
+                    function_environment=function_environment,
+                    log_sink=self._deliver_logs,
+                    adopt=self._adopt,
+                )
+            )
         return self._deployment
+
+    def _adopt(self, deployment: Deployment) -> None:
+        """A change set deployed a stack: poll its mappings (server mode)."""
+        self.stacks.append(deployment)
+        if self._discovery is not None:
+            for source in deployment.event_sources:
+                source.start(idle_wait_seconds=0.2)
 
     def stop(self) -> None:
         lambda_bridge.remove_listener(self.history.record)
@@ -210,9 +230,17 @@ class LocalCloud:
         if self._discovery is not None:
             self._discovery.join(timeout=10)
             self._discovery = None
-        if self._deployment is not None:
-            for source in self._deployment.event_sources:
+        changesets.uninstall()
+        for deployment in [self._deployment, *self.stacks]:
+            if deployment is None:
+                continue
+            for source in deployment.event_sources:
                 source.stop()
+            for function in deployment.functions.values():
+                close = getattr(function, "close", None)
+                if close is not None:
+                    close()
+        self.stacks.clear()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -312,7 +340,12 @@ class LocalCloud:
 
     def discover_mappings(self) -> list[SqsEventSourceMapping]:
         """Pick up mappings created through the Lambda API since the last look."""
-        known = {source.uuid for source in self.deployment.event_sources if source.uuid}
+        known = {
+            source.uuid
+            for deployment in [self.deployment, *self.stacks]
+            for source in deployment.event_sources
+            if source.uuid
+        }
         found = discover(
             self.client("lambda"),
             self.client("sqs"),
@@ -333,7 +366,9 @@ class LocalCloud:
         def look() -> None:
             while not self._discovery_stop.wait(1.0):
                 try:
-                    for source in self.discover_mappings():
+                    with changesets.LOCK:  # not a mapping a change set is still creating
+                        found = self.discover_mappings()
+                    for source in found:
                         source.start(idle_wait_seconds=idle_wait_seconds)
                 except Exception as exc:  # noqa: BLE001 - keep serving; said once
                     if "discovery" not in self._reported:

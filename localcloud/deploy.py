@@ -29,12 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import moto
+from botocore.exceptions import ClientError
 from moto.logs.responses import LogsResponse
 
 from localcloud.control_plane import reserved_in
 from localcloud.event_source import SqsEventSourceMapping
 from localcloud.lambda_bridge import LocalFunction, LogSink, register
 from localcloud.template import ROOT, NotCreated, Template, UnsupportedTemplate, resolve
+from localcloud.zip_function import ZipFunction, extract
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 ClientFactory = Callable[[str], Any]
@@ -438,19 +440,25 @@ def _function(
             f"{logical_id}.Environment.Variables.{reserved[0]}",
             f"{', '.join(reserved)} reserved by Lambda: the deploy would fail",
         )
-    code_uri = (ROOT / str(properties["CodeUri"])).resolve()
-    if not code_uri.is_dir():
-        raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{code_uri} is not a directory")
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("README.txt", f"runs in-process from {code_uri}")
+    package = _package(deployment, logical_id, properties["CodeUri"], client)
+    if package is None:
+        code_uri = (ROOT / str(properties["CodeUri"])).resolve()
+        if not code_uri.is_dir():
+            raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{code_uri} is not a directory")
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zipped:
+            zipped.writestr("README.txt", f"runs in-process from {code_uri}")
+        code = archive.getvalue()
+    else:
+        code = package
+        code_uri = extract(package, name)
     lambda_client = client("lambda")
     arn = lambda_client.create_function(
         FunctionName=name,
         Runtime=properties["Runtime"],
         Role=properties["Role"],
         Handler=properties["Handler"],
-        Code={"ZipFile": archive.getvalue()},
+        Code={"ZipFile": code},
         Timeout=int(properties.get("Timeout", 3)),
         MemorySize=int(properties.get("MemorySize", 128)),
         Architectures=list(properties.get("Architectures", ["x86_64"])),
@@ -460,7 +468,7 @@ def _function(
     logs = client("logs")
     if not logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups"):
         logs.create_log_group(logGroupName=log_group)
-    local = LocalFunction(
+    local = (LocalFunction if package is None else ZipFunction)(
         name=name,
         arn=arn,
         code_uri=code_uri,
@@ -527,6 +535,42 @@ def _function(
         )
 
 
+def _package(
+    deployment: Deployment, logical_id: str, code_uri: Any, client: ClientFactory
+) -> bytes | None:
+    """The deployment package a packaged template's ``CodeUri`` names (``s3://bucket/key``
+    or ``{Bucket, Key}``, as ``sam deploy`` uploads it), or ``None`` for a local folder.
+
+    Raises:
+        UnsupportedTemplate: the object cannot be read, or is not a zip archive.
+    """
+    where = f"{logical_id}.CodeUri"
+    if isinstance(code_uri, Mapping):
+        location: Mapping[str, Any] = code_uri
+    elif isinstance(code_uri, str) and code_uri.startswith("s3://"):
+        bucket, _, key = code_uri.removeprefix("s3://").partition("/")
+        location = {"Bucket": bucket, "Key": key}
+    else:
+        return None
+    archive = _s3_object(client, location, where)
+    if not zipfile.is_zipfile(io.BytesIO(archive)):
+        raise UnsupportedTemplate(where, "the S3 object is not a zip archive")
+    return archive
+
+
+def _s3_object(client: ClientFactory, location: Mapping[str, Any], where: str) -> bytes:
+    kwargs = {"Bucket": str(location["Bucket"]), "Key": str(location["Key"])}
+    if location.get("Version"):
+        kwargs["VersionId"] = str(location["Version"])
+    try:
+        body: bytes = client("s3").get_object(**kwargs)["Body"].read()
+    except ClientError as exc:
+        raise UnsupportedTemplate(
+            where, f"s3://{kwargs['Bucket']}/{kwargs['Key']}: {exc.response['Error']['Code']}"
+        ) from exc
+    return body
+
+
 def _state_machine(
     deployment: Deployment,
     logical_id: str,
@@ -537,7 +581,11 @@ def _state_machine(
     properties = deployment.resolve(
         _properties(resource, _STATE_MACHINE_PROPERTIES, logical_id), logical_id
     )
-    definition = (ROOT / properties["DefinitionUri"]).read_text()
+    location = properties["DefinitionUri"]
+    if isinstance(location, Mapping):  # packaged by sam deploy: {Bucket, Key[, Version]}
+        definition = _s3_object(client, location, f"{logical_id}.DefinitionUri").decode()
+    else:
+        definition = (ROOT / location).read_text()
     for key, value in properties.get("DefinitionSubstitutions", {}).items():
         definition = definition.replace(f"${{{key}}}", str(value))
     name = _physical_name(deployment, logical_id, 80)

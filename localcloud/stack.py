@@ -91,6 +91,13 @@ def register(deployment: Deployment, client: Callable[[str], Any]) -> None:
     _RESOURCES[stack_id] = listed
 
 
+def publish(deployment: Deployment, stack_id: str) -> None:
+    """List ``deployment``'s resources as those of an existing stack (a change set's)."""
+    listed = resources_of(deployment)
+    _RESOURCES[deployment.stack_name] = listed
+    _RESOURCES[stack_id] = listed
+
+
 _ORIGINAL_DESCRIBE = CloudFormationBackend.describe_stack_resources
 _ORIGINAL_LIST = CloudFormationBackend.list_stack_resources
 

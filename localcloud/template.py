@@ -189,13 +189,49 @@ def load(
             nor a default; a value breaks the parameter's constraints.
     """
     body = cfn_yaml.load(str(path))
-    declared: Mapping[str, Mapping[str, Any]] = body.get("Parameters", {})
     if parameter_overrides is not None:
         given = _parse_overrides(parameter_overrides, COMMAND_LINE_SOURCE)
         source = COMMAND_LINE_SOURCE
     else:
         given = samconfig_parameter_overrides(samconfig, config_env, ["deploy"])
         source = f"{samconfig.name if samconfig else 'samconfig'} [{config_env}]"
+    return from_body(body, given, source=source, path=path, config_env=config_env)
+
+
+CHANGE_SET_SOURCE = "CreateChangeSet Parameters"
+
+
+def parse_body(text: str) -> dict[str, Any]:
+    """A template as CloudFormation receives it (YAML with or without short-form tags,
+    or JSON), parsed with cfn-lint's decoder.
+
+    Raises:
+        UnsupportedTemplate: the text is not a template.
+    """
+    try:
+        body = cfn_yaml.loads(text)
+    except Exception as exc:  # noqa: BLE001 - cfn-lint raises its own error classes
+        raise UnsupportedTemplate("Template format error", str(exc)) from exc
+    if not isinstance(body, dict):
+        raise UnsupportedTemplate("Template format error", "not a JSON or YAML mapping")
+    return dict(body)
+
+
+def from_body(
+    body: Mapping[str, Any],
+    given: Mapping[str, str],
+    *,
+    source: str = CHANGE_SET_SOURCE,
+    path: Path = TEMPLATE_PATH,
+    config_env: str = "default",
+) -> Template:
+    """A parsed template with its parameters resolved from ``given`` (by ``source``) and the
+    template defaults, each checked against its constraints.
+
+    Raises:
+        UnsupportedTemplate: as :func:`load`.
+    """
+    declared: Mapping[str, Mapping[str, Any]] = body.get("Parameters", {})
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
     for name, spec in declared.items():

@@ -1,0 +1,449 @@
+"""``sam deploy`` against the local server: CloudFormation change sets carried out by the
+local deployer.
+
+SAM CLI drives CloudFormation's own API: it uploads the artifacts to S3, then
+``CreateChangeSet`` (``TemplateURL`` of the packaged template, its ``Parameters``),
+``DescribeChangeSet`` until ``CREATE_COMPLETE``, ``ExecuteChangeSet``,
+``DescribeStackEvents`` while it waits, and ``DescribeStacks`` for the Outputs. moto's
+CloudFormation cannot run this application (it does not apply the SAM transform, and its
+resources would not run the handlers), so :func:`install` replaces these methods of
+moto's ``CloudFormationBackend``, as :mod:`localcloud.event_source` replaces
+``LambdaBackend`` methods:
+
+- a change set whose template declares the SAM transform and ``AWS::Serverless::*``
+  resources is an *application* change set: its parameters are resolved and checked
+  (:func:`localcloud.template.from_body`), the transform is applied with ``samtranslator``
+  to list the changes as CloudFormation lists them, and any failure makes the change
+  set ``FAILED`` with the reason, as CloudFormation does;
+- executing it runs :func:`localcloud.deploy.deploy` with the packaged template: the
+  functions run from the zip ``sam deploy`` uploaded (:mod:`localcloud.zip_function`),
+  the state machine from the uploaded definition. A resource the deployer cannot create
+  becomes ``CREATE_FAILED`` with the reason, then ``ROLLBACK_COMPLETE``, in the stack's
+  events; the server never answers with a traceback;
+- every other change set (SAM CLI's managed bucket stack) is moto's, with its Outputs
+  computed after execution (moto leaves a stack created by a change set without them);
+- ``TemplateURL`` is read from the local S3 whatever host it names: SAM CLI builds it
+  from the endpoint (``http://127.0.0.1:5000/bucket/key``), which moto parses as a
+  virtual-hosted bucket named ``127``.
+
+Executing is synchronous (``ExecuteChangeSet`` returns once the stack is complete or
+rolled back); SAM CLI's waiters see the final status on their first look.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from moto.cloudformation.exceptions import ValidationError
+from moto.cloudformation.models import (
+    Change,
+    ChangeSet,
+    CloudFormationBackend,
+    Event,
+    Stack,
+)
+from moto.cloudformation.responses import CloudFormationResponse
+from moto.cloudformation.utils import (
+    generate_changeset_id,
+    generate_stack_id,
+    get_stack_from_s3_url,
+    validate_create_change_set,
+)
+from samtranslator.translator.transform import transform  # type: ignore[import-untyped]
+
+from localcloud import stack as stack_module
+from localcloud.deploy import ClientFactory, Deployment, deploy
+from localcloud.lambda_bridge import LogSink
+from localcloud.template import Template, UnsupportedTemplate, from_body, parse_body
+
+SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
+NO_CHANGES = (
+    "The submitted information didn't contain changes. Submit different information to "
+    "create a change set."
+)
+
+LOCK = threading.RLock()
+"""Held while a change set executes: the local cloud's mapping discovery takes it, so it
+never polls a mapping the deployer is still creating (the deployer's own poller does)."""
+
+
+@dataclass
+class Host:
+    """What the change-set deployer needs from the running local cloud."""
+
+    client: ClientFactory
+    region: str
+    function_environment: Mapping[str, str]
+    log_sink: LogSink | None
+    adopt: Callable[[Deployment], None]
+    """Called with every deployment a change set made (start its pollers)."""
+
+
+_HOST: Host | None = None
+
+
+class LocalStack(Stack):
+    """A moto stack whose resources the local deployer created."""
+
+    deployment: Deployment | None = None
+    template_obj: Template | None = None
+
+    @property
+    def outputs(self) -> list[dict[str, Any]] | None:
+        if self.deployment is None:
+            return None
+        declared = self.deployment.template.outputs
+        return [
+            {
+                "OutputKey": name,
+                "OutputValue": value,
+                "Description": declared.get(name, {}).get("Description"),
+                "ExportName": None,
+            }
+            for name, value in self.deployment.outputs.items()
+        ] or None
+
+    @property
+    def parameter_list(self) -> list[dict[str, Any]]:
+        if self.template_obj is None:
+            return [{"ParameterKey": k, "ParameterValue": v} for k, v in self.parameters.items()]
+        return [
+            {"ParameterKey": k, "ParameterValue": v}
+            for k, v in self.template_obj.parameters.items()
+        ]
+
+    @property
+    def stack_parameters(self) -> dict[str, Any]:
+        if self.template_obj is None:
+            return dict(self.parameters)
+        return dict(self.template_obj.parameters)
+
+
+class LocalChangeSet(ChangeSet):
+    """A change set of the application: its changes come from the SAM transform, and
+    executing it runs the local deployer."""
+
+    def __init__(
+        self, *, planned: list[Change], template_obj: Template | None, **kwargs: Any
+    ) -> None:
+        self._planned = planned
+        self.template_obj = template_obj
+        super().__init__(**kwargs)
+
+    def diff(self) -> list[Change]:
+        return list(self._planned)
+
+    def apply(self) -> None:  # moto's execute path must never run for these
+        raise AssertionError("a local change set is executed by localcloud.changesets")
+
+
+def is_application(template: str) -> bool:
+    """Whether a template is an application the local deployer carries out: it declares
+    the SAM transform and at least one ``AWS::Serverless::*`` resource."""
+    try:
+        body = parse_body(template)
+    except UnsupportedTemplate:
+        return False
+    transforms = body.get("Transform", [])
+    transforms = [transforms] if isinstance(transforms, str) else list(transforms)
+    resources = body.get("Resources", {})
+    return SAM_TRANSFORM in transforms and any(
+        str(r.get("Type", "")).startswith("AWS::Serverless::")
+        for r in resources.values()
+        if isinstance(r, Mapping)
+    )
+
+
+class _NoManagedPolicies:
+    """samtranslator's managed-policy loader: this template names no managed policies."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def plan(template_text: str, parameters: Mapping[str, str]) -> tuple[Template, list[Change]]:
+    """Parse and check an application template and list the resources CloudFormation
+    would add, as the SAM transform names them (``QueueWorkerFunctionJobs`` …).
+
+    Raises:
+        UnsupportedTemplate: the template, a parameter or the transform is refused; the
+            message is the change set's status reason.
+    """
+    template = from_body(parse_body(template_text), dict(parameters))
+    body = json.loads(json.dumps(template.body))
+    try:
+        transformed = transform(body, dict(template.parameters), _NoManagedPolicies())
+    except Exception as exc:  # noqa: BLE001 - samtranslator raises many classes
+        raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", f"failed with: {exc}") from exc
+    kept = set(template.resources)
+    declared = set(template.declared_resources)
+    changes = [
+        Change("Add", logical_id, str(resource.get("Type")))
+        for logical_id, resource in transformed.get("Resources", {}).items()
+        if logical_id in kept or logical_id not in declared
+    ]
+    return template, changes
+
+
+_ORIGINAL_CREATE = CloudFormationBackend.create_change_set
+_ORIGINAL_EXECUTE = CloudFormationBackend.execute_change_set
+_ORIGINAL_DELETE = CloudFormationBackend.delete_stack
+
+
+def _create_change_set(
+    self: CloudFormationBackend,
+    stack_name: str,
+    change_set_name: str,
+    template: str,
+    parameters: dict[str, str],
+    description: str,
+    change_set_type: str,
+    notification_arns: list[str] | None = None,
+    tags: dict[str, str] | None = None,
+    role_arn: str | None = None,
+) -> tuple[str, str]:
+    if _HOST is None or not is_application(template):
+        return _ORIGINAL_CREATE(
+            self,
+            stack_name,
+            change_set_name,
+            template,
+            parameters,
+            description,
+            change_set_type,
+            notification_arns,
+            tags,
+            role_arn,
+        )
+    validate_create_change_set(change_set_name)
+    existing = next((s for s in self.stacks.values() if s.name == stack_name), None)
+    if change_set_type == "UPDATE":
+        if existing is None:
+            raise ValidationError(stack_name)
+        stack = existing
+    elif existing is not None and existing.status != "REVIEW_IN_PROGRESS":
+        raise ValidationError(
+            stack_name,
+            message=f"Stack [{stack_name}] already exists and cannot be created again with "
+            "the changeSet",
+        )
+    elif existing is not None:
+        stack = existing
+    else:
+        stack = LocalStack(  # type: ignore[abstract]  # moto's Stack is instantiated so too
+            stack_id=generate_stack_id(stack_name, self.region_name, self.account_id),
+            name=stack_name,
+            template={},
+            parameters=parameters,
+            account_id=self.account_id,
+            region_name=self.region_name,
+            notification_arns=notification_arns,
+            tags=tags,
+            role_arn=role_arn,
+        )
+        self.stacks[stack.stack_id] = stack
+        stack.status = "REVIEW_IN_PROGRESS"
+        stack._add_stack_event("REVIEW_IN_PROGRESS", resource_status_reason="User Initiated")
+    reason: str | None = None
+    template_obj: Template | None = None
+    changes: list[Change] = []
+    if change_set_type == "UPDATE" and (
+        not isinstance(stack, LocalStack) or stack.deployment is None
+    ):
+        reason = f"Stack [{stack_name}] was not created by a change set of the local cloud"
+    else:
+        try:
+            template_obj, changes = plan(template, parameters)
+        except UnsupportedTemplate as exc:
+            reason = str(exc)
+    if reason is None and change_set_type == "UPDATE":
+        assert isinstance(stack, LocalStack)
+        assert stack.template_obj is not None
+        assert template_obj is not None
+        if stack.template == template and stack.template_obj.parameters == template_obj.parameters:
+            reason = NO_CHANGES
+        else:
+            reason = (
+                "the local cloud does not update a deployed stack yet: run sam delete, then "
+                "sam deploy again"
+            )
+    change_set = LocalChangeSet(
+        planned=changes,
+        template_obj=template_obj,
+        change_set_type=change_set_type,
+        change_set_id=generate_changeset_id(change_set_name, self.region_name, self.account_id),
+        change_set_name=change_set_name,
+        stack=stack,
+        template=template,
+        parameters=parameters,
+        description=description,
+        notification_arns=notification_arns,
+        tags=tags,
+        role_arn=role_arn,
+    )
+    if reason is None:
+        change_set.status, change_set.execution_status = "CREATE_COMPLETE", "AVAILABLE"
+    else:
+        change_set.status, change_set.execution_status = "FAILED", "UNAVAILABLE"
+        change_set.status_reason = reason
+    self.change_sets[change_set.change_set_id] = change_set
+    return change_set.change_set_id, stack.stack_id
+
+
+def _find_change_set(
+    self: CloudFormationBackend, change_set_name: str, stack_name: str | None
+) -> ChangeSet:
+    if change_set_name in self.change_sets:
+        return self.change_sets[change_set_name]
+    for change_set in reversed(self.change_sets.values()):
+        if change_set.change_set_name == change_set_name and stack_name in (
+            None,
+            change_set.stack_name,
+            change_set.stack_id,
+        ):
+            return change_set
+    raise ValidationError(message=f"ChangeSet [{change_set_name}] does not exist")
+
+
+def _event(
+    stack: Stack,
+    logical_id: str,
+    physical_id: str,
+    kind: str,
+    status: str,
+    reason: str | None = None,
+) -> None:
+    stack.events.append(
+        Event(
+            stack_id=stack.stack_id,
+            stack_name=stack.name,
+            logical_resource_id=logical_id,
+            physical_resource_id=physical_id,
+            resource_type=kind,
+            resource_status=status,
+            resource_status_reason=reason,
+            resource_properties=None,
+        )
+    )
+
+
+def _execute_change_set(
+    self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None
+) -> None:
+    change_set = _find_change_set(self, change_set_name, stack_name)
+    if not isinstance(change_set, LocalChangeSet):
+        _ORIGINAL_EXECUTE(self, change_set.change_set_id, stack_name)
+        stack = self.stacks[change_set.stack_id]
+        # moto builds a stack's Outputs when the stack is created; one created by a
+        # change set started from an empty template and has none.
+        stack._parse_template()
+        stack.output_map = stack._create_output_map()
+        return
+    if change_set.execution_status != "AVAILABLE":
+        raise ValidationError(
+            message=f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current "
+            f"status of [{change_set.status}]"
+        )
+    stack = self.stacks[change_set.stack_id]
+    assert isinstance(stack, LocalStack)
+    assert change_set.template_obj is not None
+    assert _HOST is not None
+    host = _HOST
+    change_set.execution_status = "EXECUTE_IN_PROGRESS"
+    stack.status = "CREATE_IN_PROGRESS"
+    stack._add_stack_event("CREATE_IN_PROGRESS", resource_status_reason="User Initiated")
+    with LOCK:
+        try:
+            deployment = deploy(
+                change_set.template_obj,
+                host.client,
+                stack_name=stack.name,
+                region=host.region,
+                function_environment=host.function_environment,
+                log_sink=host.log_sink,
+            )
+        except Exception as exc:  # noqa: BLE001 - every failure is a stack status, as on AWS
+            _roll_back(stack, change_set, exc, host)
+            return
+        for listed in stack_module.resources_of(deployment):
+            for status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"):
+                _event(
+                    stack,
+                    listed.logical_resource_id,
+                    listed.physical_resource_id,
+                    listed.cf_resource_type,
+                    status,
+                )
+        stack.deployment = deployment
+        stack.template_obj = change_set.template_obj
+        stack.template = change_set.template
+        stack.template_dict = change_set.template_dict
+        stack.description = change_set.template_dict.get("Description")
+        stack_module.publish(deployment, stack.stack_id)
+        host.adopt(deployment)
+    stack.status = "CREATE_COMPLETE"
+    stack._add_stack_event("CREATE_COMPLETE")
+    change_set.execution_status = "EXECUTE_COMPLETE"
+
+
+def _roll_back(stack: LocalStack, change_set: LocalChangeSet, exc: Exception, host: Host) -> None:
+    """A failed create, as CloudFormation reports it: the resource's ``CREATE_FAILED`` with
+    the reason, then ``ROLLBACK_IN_PROGRESS`` … ``ROLLBACK_COMPLETE``. The event source
+    mappings the deployer made for this stack are deleted, so nothing polls for it."""
+    where = getattr(exc, "where", "") or ""
+    logical_id = where.split(".")[0] if where else stack.name
+    reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
+    declared = change_set.template_obj.declared_resources if change_set.template_obj else {}
+    kind = str(declared.get(logical_id, {}).get("Type", "AWS::CloudFormation::Stack"))
+    _event(stack, logical_id, "", kind, "CREATE_FAILED", reason)
+    stack._add_stack_event(
+        "ROLLBACK_IN_PROGRESS",
+        resource_status_reason=f"The following resource(s) failed to create: [{logical_id}]. "
+        "Rollback requested by user.",
+    )
+    try:
+        lambda_client = host.client("lambda")
+        prefix = f":function:{stack.name}-"
+        for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
+            if prefix in mapping.get("FunctionArn", ""):
+                lambda_client.delete_event_source_mapping(UUID=mapping["UUID"])
+    except Exception as cleanup:  # noqa: BLE001 - the rollback itself must not fail the call
+        print(f"[change set] cleaning up after {stack.name} failed: {cleanup!r}")
+    stack._add_stack_event("ROLLBACK_COMPLETE")
+    stack.status = "ROLLBACK_COMPLETE"
+    change_set.execution_status = "EXECUTE_FAILED"
+
+
+def _template_from_url(self: CloudFormationResponse, template_url: str) -> str:
+    """``TemplateURL`` in path style on the local endpoint (what SAM CLI sends with
+    ``AWS_ENDPOINT_URL``) as well as the forms moto reads."""
+    parsed = urlparse(template_url)
+    host = parsed.hostname or ""
+    if not host.endswith("amazonaws.com"):
+        bucket, _, key = parsed.path.lstrip("/").partition("/")
+        template_url = f"https://s3.amazonaws.com/{bucket}/{key}"
+    return get_stack_from_s3_url(
+        template_url, account_id=self.current_account, partition=self.partition
+    )
+
+
+def install(host: Host) -> None:
+    """Carry out application change sets with the local deployer for ``host``."""
+    global _HOST
+    _HOST = host
+    os.environ.setdefault("AWS_DEFAULT_REGION", host.region)  # samtranslator reads it
+    CloudFormationBackend.create_change_set = _create_change_set  # type: ignore[method-assign]
+    CloudFormationBackend.execute_change_set = _execute_change_set  # type: ignore[method-assign]
+    CloudFormationResponse._get_stack_from_s3_url = _template_from_url  # type: ignore[method-assign]
+
+
+def uninstall() -> None:
+    """Forget the host: application change sets go to moto again (patches stay)."""
+    global _HOST
+    _HOST = None

@@ -1,0 +1,217 @@
+"""The stock ``sam deploy`` against the local server: the built artifact, the stack, the
+Outputs (issue 13).
+
+Each test runs the real SAM CLI in a subprocess with ``AWS_ENDPOINT_URL`` pointing at a
+fresh server on a free port; the server carries out the change set with its own deployer,
+and the functions run from the zip ``sam deploy`` uploaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localcloud.cloud import LocalCloud
+from localcloud.template import ROOT
+from localcloud.zip_function import ZipFunction
+from tests.conftest import free_port
+
+BIN = Path(sys.executable).parent
+SAM = BIN / "sam"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalCloud]:
+    with LocalCloud(server_port=free_port()) as running:
+        running.start_event_sources()
+        yield running
+
+
+def sam(server: LocalCloud, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run SAM CLI against ``server`` as a user would, with the endpoint in the
+    environment and fake credentials."""
+    assert server.endpoint_url is not None
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "AWS_ENDPOINT_URL": server.endpoint_url,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": server.region,
+        "SAM_CLI_TELEMETRY": "0",
+    }
+    env.pop("AWS_PROFILE", None)
+    return subprocess.run(  # noqa: S603 - the environment's own SAM CLI
+        [str(SAM), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def deploy(server: LocalCloud, stack_name: str, *extra: str, cwd: Path = ROOT) -> Any:
+    return sam(
+        server,
+        "deploy",
+        "--stack-name",
+        stack_name,
+        "--no-confirm-changeset",
+        "--capabilities",
+        "CAPABILITY_IAM",
+        *extra,
+        cwd=cwd,
+    )
+
+
+def outputs(server: LocalCloud, stack_name: str) -> dict[str, str]:
+    (stack,) = server.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
+    return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """The files ``sam build`` and ``sam deploy`` read, in a folder of their own."""
+    for name in ("template.yaml", "samconfig.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for name in ("src", "statemachine"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_sam_deploy_creates_the_stack_and_the_queue_worker_runs_from_the_uploaded_zip(
+    server: LocalCloud,
+) -> None:
+    # Given the application built by sam build
+    built = sam(server, "build")
+    assert built.returncode == 0, built.stdout + built.stderr
+
+    # When sam deploy (default environment, managed bucket) runs against the server
+    deployed = deploy(server, "og-deployed", "--resolve-s3")
+
+    # Then it succeeds and prints the stack's Outputs
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    assert "Successfully created/updated stack - og-deployed" in deployed.stdout
+    found = outputs(server, "og-deployed")
+    assert found["JobsQueueUrl"].endswith(found["JobsQueueArn"].rsplit(":", 1)[1])
+    assert found["QueueWorkerFunctionName"].startswith("og-deployed-QueueWorkerFunction-")
+    assert found["QueueWorkerFunctionName"] in deployed.stdout
+    (stack,) = server.client("cloudformation").describe_stacks(StackName="og-deployed")["Stacks"]
+    parameters = {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]}
+    assert parameters["FaultModesEnabled"] == "true"  # samconfig's default environment
+
+    # and the function runs from the extracted zip, not from src/
+    (deployment,) = [d for d in server.stacks if d.stack_name == "og-deployed"]
+    function = deployment.functions["QueueWorkerFunction"]
+    assert isinstance(function, ZipFunction)
+    assert (function.code_uri / "aws_lambda_powertools").is_dir()  # vendored by sam build
+    assert not function.code_uri.is_relative_to(ROOT)
+
+    # When a job is sent to the deployed queue
+    server.client("sqs").send_message(
+        QueueUrl=found["JobsQueueUrl"], MessageBody=json.dumps({"id": "zip-order", "quantity": 4})
+    )
+
+    # Then the event source mapping hands it to the zip function, which stores it once
+    dynamodb = server.client("dynamodb")
+    deadline = time.monotonic() + 60
+    items: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not items:
+        items = dynamodb.scan(TableName=found["OrdersTableName"])["Items"]
+        time.sleep(0.2)
+    assert [(i["id"]["S"], i["quantity"]["N"], i["total_cents"]["N"]) for i in items] == [
+        ("zip-order", "4", "1100")
+    ]
+    assert function.invocations >= 1
+
+    # And a second deploy without changes is SAM's "no changes"
+    again = deploy(server, "og-deployed", "--resolve-s3")
+    assert again.returncode == 1
+    assert "No changes to deploy. Stack og-deployed is up to date" in again.stderr
+
+
+def test_a_dependency_missing_from_the_build_fails_as_import_module_error(
+    server: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a handler that imports a package of the development environment that
+    # src/requirements.txt does not list (so src/ itself imports fine here)
+    project = project_copy(tmp_path)
+    worker = project / "src" / "order_guard" / "queue_worker.py"
+    worker.write_text(
+        worker.read_text().replace(
+            "from __future__ import annotations\n",
+            "from __future__ import annotations\n\nimport yaml  # noqa: F401\n",
+            1,
+        )
+    )
+    imports = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", "import order_guard.queue_worker"],
+        env={**os.environ, "PYTHONPATH": str(project / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert imports.returncode == 0, imports.stderr
+    built = sam(server, "build", cwd=project)
+    assert built.returncode == 0, built.stdout + built.stderr
+
+    # When it is deployed with sam deploy
+    deployed = deploy(server, "og-broken", "--resolve-s3", cwd=project)
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+
+    # Then the deployed function fails as the Lambda runtime reports it
+    response = server.client("lambda").invoke(
+        FunctionName=outputs(server, "og-broken")["QueueWorkerFunctionName"],
+        Payload=json.dumps({"Records": []}),
+    )
+    payload = json.loads(response["Payload"].read())
+    assert response["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "Runtime.ImportModuleError"
+    assert payload["errorMessage"] == (
+        "Unable to import module 'order_guard.queue_worker': No module named 'yaml'"
+    )
+
+
+def test_a_resource_the_local_cloud_cannot_create_rolls_the_stack_back_with_its_reason(
+    server: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a template with a resource type the local deployer does not create
+    project = project_copy(tmp_path)
+    template = project / "template.yaml"
+    template.write_text(
+        template.read_text().replace(
+            "\nResources:\n", "\nResources:\n  ExtraBucket:\n    Type: AWS::S3::Bucket\n\n", 1
+        )
+    )
+
+    # When sam deploy runs (the template as it is, no build needed for this failure)
+    deployed = deploy(
+        server, "og-unsupported", "--resolve-s3", "--template-file", str(template), cwd=project
+    )
+
+    # Then the stack is rolled back and the reason is in its events, not a traceback
+    assert deployed.returncode == 1
+    (stack,) = server.client("cloudformation").describe_stacks(StackName="og-unsupported")["Stacks"]
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = server.client("cloudformation").describe_stack_events(StackName="og-unsupported")[
+        "StackEvents"
+    ]
+    failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert [(e["LogicalResourceId"], e["ResourceStatusReason"]) for e in failed] == [
+        ("ExtraBucket", "ExtraBucket.Type: AWS::S3::Bucket is not supported locally")
+    ]
+    # and sam deploy shows them (its table wraps the reason across lines)
+    shown = " ".join(deployed.stdout.split())
+    assert "CREATE_FAILED AWS::S3::Bucket ExtraBucket ExtraBucket.Type:" in shown
+    assert "ROLLBACK_COMPLETE" in shown
+    assert "Waiter StackCreateComplete failed" in deployed.stderr
