@@ -188,6 +188,13 @@ class Histories(RuleBasedStateMachine):
             self.sqs, self.cloud.outputs["JobsQueueUrl"], self.namespace
         )
         mapping = self.cloud.event_source
+        # A cold start per history: each history gets its own execution environment, so
+        # its own DynamoDB client and botocore retry quota. botocore's standard mode
+        # spends 5 of a client's 500 quota tokens per retry, so the 101st failed call of
+        # one client is not retried; a fault meant to fail both attempts of one call then
+        # leaves its second attempt to the next call of that order. A 300-history run
+        # sharing one environment hit exactly that (a conflict logged as an error).
+        mapping.function.new_execution_environment()
         self.function = CrashingFunction(mapping.function)
         self.mapping = replace(
             mapping,
