@@ -20,6 +20,11 @@ moto's ``CloudFormationBackend``, as :mod:`localcloud.event_source` replaces
   the state machine from the uploaded definition. A resource the deployer cannot create
   becomes ``CREATE_FAILED`` with the reason, then ``ROLLBACK_COMPLETE``, in the stack's
   events; the server never answers with a traceback;
+- an UPDATE change set (a second ``sam deploy``) is carried out by
+  :func:`localcloud.stack_update.update`: kept queues and tables keep their data,
+  functions are re-created from the new zip; the server's own stack (``make serve``'s
+  ``order-guard``) can be updated so too. ``DeleteStack`` (``sam delete``) deletes the
+  resources except those whose ``DeletionPolicy`` is ``Retain``;
 - every other change set (SAM CLI's managed bucket stack) is moto's, with its Outputs
   computed after execution (moto leaves a stack created by a change set without them);
 - ``TemplateURL`` is read from the local S3 whatever host it names: SAM CLI builds it
@@ -58,8 +63,10 @@ from moto.cloudformation.utils import (
 from samtranslator.translator.transform import transform  # type: ignore[import-untyped]
 
 from localcloud import stack as stack_module
+from localcloud import stack_update
 from localcloud.deploy import ClientFactory, Deployment, deploy
 from localcloud.lambda_bridge import LogSink
+from localcloud.stack import TRANSFORMED as _TRANSFORMED
 from localcloud.template import Template, UnsupportedTemplate, from_body, parse_body
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
@@ -81,8 +88,17 @@ class Host:
     region: str
     function_environment: Mapping[str, str]
     log_sink: LogSink | None
-    adopt: Callable[[Deployment], None]
-    """Called with every deployment a change set made (start its pollers)."""
+    adopt: Callable[[Deployment, Deployment | None], None]
+    """Called with every deployment a change set made and the one it replaced, if any
+    (start its pollers)."""
+    served: Callable[[str], Deployment | None]
+    """The deployment the server made itself for a stack name (``make serve``'s own
+    stack), which a change set may update or ``DeleteStack`` delete."""
+    forget: Callable[[Deployment], None]
+    """Called with a deployment whose stack was deleted."""
+    visibility_timeout: int | None = None
+    """The server's local visibility timeout (``serve --visibility-timeout``), for every
+    stack a change set creates."""
 
 
 _HOST: Host | None = None
@@ -226,7 +242,8 @@ def _create_change_set(
     if change_set_type == "UPDATE":
         if existing is None:
             raise ValidationError(stack_name)
-        stack = existing
+        assert _HOST is not None
+        stack = _as_local(self, existing, _HOST)
     elif existing is not None and existing.status != "REVIEW_IN_PROGRESS":
         raise ValidationError(
             stack_name,
@@ -265,14 +282,12 @@ def _create_change_set(
     if reason is None and change_set_type == "UPDATE":
         assert isinstance(stack, LocalStack)
         assert stack.template_obj is not None
+        assert stack.deployment is not None
         assert template_obj is not None
         if stack.template == template and stack.template_obj.parameters == template_obj.parameters:
             reason = NO_CHANGES
         else:
-            reason = (
-                "the local cloud does not update a deployed stack yet: run sam delete, then "
-                "sam deploy again"
-            )
+            changes = _update_changes(stack.deployment, changes)
     change_set = LocalChangeSet(
         planned=changes,
         template_obj=template_obj,
@@ -294,6 +309,54 @@ def _create_change_set(
         change_set.status_reason = reason
     self.change_sets[change_set.change_set_id] = change_set
     return change_set.change_set_id, stack.stack_id
+
+
+def _as_local(self: CloudFormationBackend, stack: Stack, host: Host) -> Stack:
+    """The server's own stack (published by ``make serve`` from source) as a stack a
+    change set can update: the same stack id and events, its deployment attached."""
+    if isinstance(stack, LocalStack):
+        return stack
+    served = host.served(stack.name)
+    if served is None:
+        return stack
+    local = LocalStack(  # type: ignore[abstract]  # moto's Stack is instantiated so too
+        stack_id=stack.stack_id,
+        name=stack.name,
+        template={},
+        parameters=dict(stack.parameters),
+        account_id=self.account_id,
+        region_name=self.region_name,
+    )
+    local.template = stack.template
+    local.template_dict = stack.template_dict
+    local.creation_time = stack.creation_time
+    local.events = stack.events
+    local.status = stack.status
+    local.deployment = served
+    local.template_obj = served.template
+    self.stacks[stack.stack_id] = local
+    return local
+
+
+def _update_changes(previous: Deployment, planned: list[Change]) -> list[Change]:
+    """An update's changes as CloudFormation lists them: ``Modify`` for a resource the
+    stack has, ``Add`` for a new one, ``Remove`` for one the template no longer has."""
+    existing = {r.logical_resource_id: r for r in stack_module.resources_of(previous)}
+    changes = [
+        Change(
+            "Modify" if c.logical_resource_id in existing else "Add",
+            c.logical_resource_id,
+            c.resource_type,
+        )
+        for c in planned
+    ]
+    wanted = {c.logical_resource_id for c in planned}
+    changes += [
+        Change("Remove", logical_id, r.cf_resource_type)
+        for logical_id, r in existing.items()
+        if logical_id not in wanted
+    ]
+    return changes
 
 
 def _find_change_set(
@@ -355,24 +418,40 @@ def _execute_change_set(
     assert change_set.template_obj is not None
     assert _HOST is not None
     host = _HOST
+    previous = stack.deployment if change_set.change_set_type == "UPDATE" else None
+    verb = "UPDATE" if previous is not None else "CREATE"
     change_set.execution_status = "EXECUTE_IN_PROGRESS"
-    stack.status = "CREATE_IN_PROGRESS"
-    stack._add_stack_event("CREATE_IN_PROGRESS", resource_status_reason="User Initiated")
+    stack.status = f"{verb}_IN_PROGRESS"
+    stack._add_stack_event(stack.status, resource_status_reason="User Initiated")
+    removed: list[stack_update.Removed] = []
     with LOCK:
         try:
-            deployment = deploy(
-                change_set.template_obj,
-                host.client,
-                stack_name=stack.name,
-                region=host.region,
-                function_environment=host.function_environment,
-                log_sink=host.log_sink,
-            )
+            if previous is None:
+                deployment = deploy(
+                    change_set.template_obj,
+                    host.client,
+                    stack_name=stack.name,
+                    region=host.region,
+                    function_environment=host.function_environment,
+                    visibility_timeout=host.visibility_timeout,
+                    log_sink=host.log_sink,
+                )
+            else:
+                deployment, removed = stack_update.update(
+                    previous,
+                    change_set.template_obj,
+                    host.client,
+                    function_environment=host.function_environment,
+                    log_sink=host.log_sink,
+                )
         except Exception as exc:  # noqa: BLE001 - every failure is a stack status, as on AWS
-            _roll_back(stack, change_set, exc, host)
+            if previous is None:
+                _roll_back(stack, change_set, exc, host)
+            else:
+                _update_failed(stack, change_set, exc)
             return
         for listed in stack_module.resources_of(deployment):
-            for status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"):
+            for status in (f"{verb}_IN_PROGRESS", f"{verb}_COMPLETE"):
                 _event(
                     stack,
                     listed.logical_resource_id,
@@ -380,16 +459,86 @@ def _execute_change_set(
                     listed.cf_resource_type,
                     status,
                 )
+        for gone in removed:
+            _removed_event(stack, gone)
         stack.deployment = deployment
         stack.template_obj = change_set.template_obj
         stack.template = change_set.template
         stack.template_dict = change_set.template_dict
         stack.description = change_set.template_dict.get("Description")
         stack_module.publish(deployment, stack.stack_id)
-        host.adopt(deployment)
-    stack.status = "CREATE_COMPLETE"
-    stack._add_stack_event("CREATE_COMPLETE")
+        host.adopt(deployment, previous)
+    stack.status = f"{verb}_COMPLETE"
+    stack._add_stack_event(stack.status)
     change_set.execution_status = "EXECUTE_COMPLETE"
+
+
+def _removed_event(stack: Stack, gone: stack_update.Removed) -> None:
+    kind = _TRANSFORMED.get(gone.resource_type, gone.resource_type)
+    if gone.retained:
+        _event(stack, gone.logical_id, gone.physical_id, kind, "DELETE_SKIPPED")
+        return
+    for status in ("DELETE_IN_PROGRESS", "DELETE_COMPLETE"):
+        _event(stack, gone.logical_id, gone.physical_id, kind, status)
+
+
+def _update_failed(stack: LocalStack, change_set: LocalChangeSet, exc: Exception) -> None:
+    """A failed update. The local cloud does not roll an update back: a failure found
+    before anything changed (an unsupported type) leaves the stack as it was
+    (``UPDATE_ROLLBACK_COMPLETE``); a later one leaves it ``UPDATE_ROLLBACK_FAILED``, to be
+    deleted and deployed again."""
+    where = getattr(exc, "where", "") or ""
+    logical_id = where.split(".")[0] if where else stack.name
+    reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
+    declared = change_set.template_obj.declared_resources if change_set.template_obj else {}
+    kind = str(declared.get(logical_id, {}).get("Type", "AWS::CloudFormation::Stack"))
+    _event(stack, logical_id, "", kind, "UPDATE_FAILED", reason)
+    stack._add_stack_event(
+        "UPDATE_ROLLBACK_IN_PROGRESS",
+        resource_status_reason=f"The following resource(s) failed to update: [{logical_id}].",
+    )
+    untouched = isinstance(exc, UnsupportedTemplate) and where.endswith(".Type")
+    stack.status = "UPDATE_ROLLBACK_COMPLETE" if untouched else "UPDATE_ROLLBACK_FAILED"
+    stack._add_stack_event(stack.status)
+    change_set.execution_status = "EXECUTE_FAILED"
+
+
+def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
+    """``DeleteStack`` of an application stack: its resources deleted except those whose
+    ``DeletionPolicy`` is ``Retain`` (``DELETE_SKIPPED``), its pollers and worker
+    processes stopped, then ``DELETE_COMPLETE``."""
+    stack = next(
+        (s for s in self.stacks.values() if name_or_stack_id in (s.name, s.stack_id)), None
+    )
+    host = _HOST
+    if stack is None or host is None:
+        _ORIGINAL_DELETE(self, name_or_stack_id)
+        return
+    stack = _as_local(self, stack, host)
+    if not isinstance(stack, LocalStack) or stack.deployment is None:
+        _ORIGINAL_DELETE(self, stack.stack_id)
+        return
+    deployment = stack.deployment
+    stack.status = "DELETE_IN_PROGRESS"
+    stack._add_stack_event("DELETE_IN_PROGRESS", resource_status_reason="User Initiated")
+    with LOCK:
+        try:
+            removed = stack_update.delete(deployment, host.client)
+        except Exception as exc:  # noqa: BLE001 - a failed delete is a stack status
+            stack._add_stack_event(
+                "DELETE_FAILED", resource_status_reason=f"{type(exc).__name__}: {exc}"
+            )
+            stack.status = "DELETE_FAILED"
+            return
+        for gone in removed:
+            _removed_event(stack, gone)
+        host.forget(deployment)
+        stack_module.forget(stack.name, stack.stack_id)
+        stack.deployment = None
+    self.stacks.pop(stack.stack_id)
+    self.deleted_stacks[stack.stack_id] = stack
+    stack.status = "DELETE_COMPLETE"
+    stack._add_stack_event("DELETE_COMPLETE")
 
 
 def _roll_back(stack: LocalStack, change_set: LocalChangeSet, exc: Exception, host: Host) -> None:
@@ -440,6 +589,7 @@ def install(host: Host) -> None:
     os.environ.setdefault("AWS_DEFAULT_REGION", host.region)  # samtranslator reads it
     CloudFormationBackend.create_change_set = _create_change_set  # type: ignore[method-assign]
     CloudFormationBackend.execute_change_set = _execute_change_set  # type: ignore[method-assign]
+    CloudFormationBackend.delete_stack = _delete_stack  # type: ignore[method-assign]
     CloudFormationResponse._get_stack_from_s3_url = _template_from_url  # type: ignore[method-assign]
 
 

@@ -138,6 +138,7 @@ class LocalCloud:
         self._discovery_stop = threading.Event()
         self._discovery: threading.Thread | None = None
         self.stacks: list[Deployment] = []
+        self._served_deleted = False
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
 
     # --- lifecycle -------------------------------------------------------------------
@@ -213,16 +214,38 @@ class LocalCloud:
                     function_environment=function_environment,
                     log_sink=self._deliver_logs,
                     adopt=self._adopt,
+                    served=self._served,
+                    forget=self._forget,
+                    visibility_timeout=self.visibility_timeout,
                 )
             )
         return self._deployment
 
-    def _adopt(self, deployment: Deployment) -> None:
-        """A change set deployed a stack: poll its mappings (server mode)."""
-        self.stacks.append(deployment)
+    def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
+        """A change set deployed a stack, or updated ``previous``: poll its mappings
+        (server mode). An update of the server's own stack makes it :attr:`deployment`."""
+        if previous is not None and previous is self._deployment:
+            self._deployment = deployment
+        else:
+            if previous in self.stacks:
+                self.stacks.remove(previous)
+            self.stacks.append(deployment)
         if self._discovery is not None:
             for source in deployment.event_sources:
                 source.start(idle_wait_seconds=0.2)
+
+    def _served(self, stack_name: str) -> Deployment | None:
+        """The server's own deployment, by its stack name, unless its stack was deleted."""
+        if stack_name == self.stack_name and not self._served_deleted:
+            return self._deployment
+        return None
+
+    def _forget(self, deployment: Deployment) -> None:
+        """A stack was deleted (``sam delete``): its deployment is no longer listed."""
+        if deployment is self._deployment:
+            self._served_deleted = True
+        elif deployment in self.stacks:
+            self.stacks.remove(deployment)
 
     def stop(self) -> None:
         lambda_bridge.remove_listener(self.history.record)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from moto.awslambda.models import LambdaBackend
+from moto.awslambda.models import LambdaBackend, LambdaFunction
 from moto.core.exceptions import JsonRESTError
 
 from localcloud import lambda_bridge
@@ -124,8 +124,25 @@ def _update_configuration(
     return response
 
 
+_ORIGINAL_GET_CONFIGURATION = LambdaFunction.get_configuration
+
+
+def _configuration(self: LambdaFunction, on_create: bool = False) -> dict[str, Any]:
+    """moto's function configuration with ``LoggingConfig.LogGroup`` for the local
+    cloud's functions (moto keeps no ``LoggingConfig``): ``sam logs -n`` reads it to find
+    a function's log group when the template names one."""
+    config = _ORIGINAL_GET_CONFIGURATION(self, on_create)
+    try:
+        function = lambda_bridge.lookup(self.function_name)
+    except KeyError:
+        return config
+    config["LoggingConfig"] = {"LogFormat": "Text", "LogGroup": function.log_group}
+    return config
+
+
 def install() -> None:
     """Apply or refuse Lambda control-plane updates for the local cloud's functions
     (idempotent)."""
+    LambdaFunction.get_configuration = _configuration  # type: ignore[method-assign]
     LambdaBackend.update_function_code = _update_code  # type: ignore[method-assign]
     LambdaBackend.update_function_configuration = _update_configuration  # type: ignore[method-assign]

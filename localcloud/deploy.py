@@ -106,6 +106,8 @@ class Deployment:
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     query_definitions: dict[str, QueryDefinition] = field(default_factory=dict)
+    visibility_timeout: int | None = None
+    """The local visibility timeout override (``deploy``'s argument), kept by updates."""
 
     def ref(self, name: str) -> Any:
         """Ref of a parameter, pseudo parameter or created resource (KeyError if none;
@@ -161,6 +163,8 @@ def deploy(
     function_environment: Mapping[str, str] | None = None,
     visibility_timeout: int | None = None,
     log_sink: LogSink | None = None,
+    previous: Deployment | None = None,
+    kept: frozenset[str] = frozenset(),
 ) -> Deployment:
     """Create every resource of ``template`` through ``client(service)``.
 
@@ -170,30 +174,21 @@ def deploy(
         visibility_timeout: a shorter visibility timeout, in seconds, for every queue
             that declares one, so that redelivery and redrive take seconds locally
             (recorded in ``notes``).
+        previous, kept: an update (:mod:`localcloud.stack_update`): the resources in
+            ``kept`` are those of ``previous``, updated in place (a queue's attributes, a
+            table's deletion protection), not created again.
 
     Raises:
         UnsupportedTemplate: naming the resource and property the local cloud cannot
             honour.
     """
-    deployment = Deployment(template=template, stack_name=stack_name, region=region)
-    creators: dict[str, Callable[..., None]] = {
-        "AWS::SQS::Queue": _queue,
-        "AWS::DynamoDB::Table": _table,
-        "AWS::Logs::LogGroup": _log_group,
-        "AWS::IAM::Role": _role,
-        "AWS::Serverless::Function": _function,
-        "AWS::Serverless::StateMachine": _state_machine,
-        "AWS::CloudWatch::Alarm": _alarm,
-        "AWS::CloudWatch::Dashboard": _dashboard,
-        "AWS::SNS::Topic": _topic,
-        "AWS::SNS::Subscription": _subscription,
-        "AWS::KMS::Key": _key,
-        "AWS::Logs::QueryDefinition": _query_definition,
-    }
-    for logical_id, resource in template.declared_resources.items():
-        kind = resource.get("Type", "")
-        if kind not in creators:
-            raise UnsupportedTemplate(f"{logical_id}.Type", f"{kind} is not supported locally")
+    deployment = Deployment(
+        template=template,
+        stack_name=stack_name,
+        region=region,
+        visibility_timeout=visibility_timeout,
+    )
+    check_supported(template)
     skipped: dict[str, list[str]] = {}
     for logical_id in template.declared_resources:
         if logical_id not in template.resources:
@@ -203,9 +198,12 @@ def deploy(
             f"{', '.join(logical_ids)}: not created, Condition {condition} is false with "
             "these parameters (as in CloudFormation)"
         )
-    for logical_id in _creation_order(template):
+    for logical_id in creation_order(template):
         resource = template.resources[logical_id]
-        creators[resource["Type"]](
+        if previous is not None and logical_id in kept:
+            _carry_over(deployment, previous, logical_id, resource, client)
+            continue
+        _CREATORS[resource["Type"]](
             deployment,
             logical_id,
             resource,
@@ -222,6 +220,51 @@ def deploy(
         "(README: what is emulated)"
     )
     return deployment
+
+
+def check_supported(template: Template) -> None:
+    """Raises UnsupportedTemplate for the first resource whose type is not created locally."""
+    for logical_id, resource in template.declared_resources.items():
+        kind = resource.get("Type", "")
+        if kind not in _CREATORS:
+            raise UnsupportedTemplate(f"{logical_id}.Type", f"{kind} is not supported locally")
+
+
+def _carry_over(
+    deployment: Deployment,
+    previous: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    client: ClientFactory,
+) -> None:
+    """Keep ``previous``'s resource (its data stays): its ``Ref`` and attributes, with the
+    properties an update changes in place applied."""
+    deployment.refs[logical_id] = previous.refs[logical_id]
+    for (owner, attribute), value in previous.attributes.items():
+        if owner == logical_id:
+            deployment.attributes[(owner, attribute)] = value
+    kind = resource["Type"]
+    if kind == "AWS::SQS::Queue":
+        attributes = _queue_attributes(
+            deployment, logical_id, resource, deployment.visibility_timeout
+        )
+        client("sqs").set_queue_attributes(
+            QueueUrl=deployment.refs[logical_id], Attributes=attributes
+        )
+    elif kind == "AWS::DynamoDB::Table":
+        properties = deployment.resolve(resource.get("Properties", {}), logical_id)
+        if "DeletionProtectionEnabled" in properties:
+            client("dynamodb").update_table(
+                TableName=deployment.refs[logical_id],
+                DeletionProtectionEnabled=_flag(properties["DeletionProtectionEnabled"]),
+            )
+    elif kind == "AWS::Logs::LogGroup":
+        properties = deployment.resolve(resource.get("Properties", {}), logical_id)
+        if "RetentionInDays" in properties:
+            client("logs").put_retention_policy(
+                logGroupName=deployment.refs[logical_id],
+                retentionInDays=int(properties["RetentionInDays"]),
+            )
 
 
 def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> str:
@@ -259,6 +302,28 @@ def _queue(
     client: ClientFactory,
     **options: Any,
 ) -> None:
+    attributes = _queue_attributes(
+        deployment, logical_id, resource, options.get("visibility_timeout")
+    )
+    sqs = client("sqs")
+    url = sqs.create_queue(
+        QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes
+    )["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    deployment.refs[logical_id] = url
+    deployment.attributes[(logical_id, "Arn")] = arn
+    deployment.attributes[(logical_id, "QueueUrl")] = url
+    deployment.attributes[(logical_id, "QueueName")] = arn.rsplit(":", 1)[1]
+
+
+def _queue_attributes(
+    deployment: Deployment,
+    logical_id: str,
+    resource: Mapping[str, Any],
+    override: int | None,
+) -> dict[str, str]:
     properties = deployment.resolve(
         _properties(resource, _QUEUE_ATTRIBUTES, logical_id), logical_id
     )
@@ -273,7 +338,6 @@ def _queue(
             )
         else:
             attributes[name] = str(value).lower() if isinstance(value, bool) else str(value)
-    override = options.get("visibility_timeout")
     if override is not None and "VisibilityTimeout" in attributes:
         # Only queues that declare a visibility timeout (the consumer's queue); a
         # dead-letter queue nobody consumes keeps the SQS default.
@@ -283,17 +347,7 @@ def _queue(
             f"{logical_id}: visibility timeout {override} s locally (template: {declared} s), "
             "so redelivery and redrive take seconds, not minutes"
         )
-    sqs = client("sqs")
-    url = sqs.create_queue(
-        QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes
-    )["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    deployment.refs[logical_id] = url
-    deployment.attributes[(logical_id, "Arn")] = arn
-    deployment.attributes[(logical_id, "QueueUrl")] = url
-    deployment.attributes[(logical_id, "QueueName")] = arn.rsplit(":", 1)[1]
+    return attributes
 
 
 def create_table(client: Any, logical_id: str, name: str, properties: Mapping[str, Any]) -> str:
@@ -803,7 +857,23 @@ def _query_definition(
     deployment.refs[logical_id] = definition_id
 
 
-def _creation_order(template: Template) -> list[str]:
+_CREATORS: dict[str, Callable[..., None]] = {
+    "AWS::SQS::Queue": _queue,
+    "AWS::DynamoDB::Table": _table,
+    "AWS::Logs::LogGroup": _log_group,
+    "AWS::IAM::Role": _role,
+    "AWS::Serverless::Function": _function,
+    "AWS::Serverless::StateMachine": _state_machine,
+    "AWS::CloudWatch::Alarm": _alarm,
+    "AWS::CloudWatch::Dashboard": _dashboard,
+    "AWS::SNS::Topic": _topic,
+    "AWS::SNS::Subscription": _subscription,
+    "AWS::KMS::Key": _key,
+    "AWS::Logs::QueryDefinition": _query_definition,
+}
+
+
+def creation_order(template: Template) -> list[str]:
     """Logical ids in an order where every referenced resource comes first."""
     resources = template.resources
     depends: dict[str, set[str]] = {}

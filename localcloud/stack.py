@@ -22,7 +22,7 @@ from moto.cloudformation.models import CloudFormationBackend
 
 from localcloud.deploy import Deployment
 
-_TRANSFORMED = {
+TRANSFORMED = {
     "AWS::Serverless::Function": "AWS::Lambda::Function",
     "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
 }
@@ -48,9 +48,7 @@ def resources_of(deployment: Deployment) -> list[StackResource]:
             continue
         kind = str(resource["Type"])
         listed.append(
-            StackResource(
-                logical_id, str(deployment.refs[logical_id]), _TRANSFORMED.get(kind, kind)
-            )
+            StackResource(logical_id, str(deployment.refs[logical_id]), TRANSFORMED.get(kind, kind))
         )
         if kind == "AWS::Serverless::Function":
             function = deployment.functions[logical_id]
@@ -96,6 +94,12 @@ def publish(deployment: Deployment, stack_id: str) -> None:
     listed = resources_of(deployment)
     _RESOURCES[deployment.stack_name] = listed
     _RESOURCES[stack_id] = listed
+
+
+def forget(*names: str) -> None:
+    """A deleted stack lists no resources (by name and by stack id)."""
+    for name in names:
+        _RESOURCES.pop(name, None)
 
 
 _ORIGINAL_DESCRIBE = CloudFormationBackend.describe_stack_resources

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,9 @@ SAM = BIN / "sam"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalCloud]:
-    with LocalCloud(server_port=free_port()) as running:
+    # A short local visibility timeout (as `make serve VISIBILITY_TIMEOUT=2`), so that
+    # verify's conflicting copy is redriven in seconds.
+    with LocalCloud(server_port=free_port(), visibility_timeout=2) as running:
         running.start_event_sources()
         yield running
 
@@ -215,3 +218,146 @@ def test_a_resource_the_local_cloud_cannot_create_rolls_the_stack_back_with_its_
     assert "CREATE_FAILED AWS::S3::Bucket ExtraBucket ExtraBucket.Type:" in shown
     assert "ROLLBACK_COMPLETE" in shown
     assert "Waiter StackCreateComplete failed" in deployed.stderr
+
+
+def wait_for(check: Any, timeout_s: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"nothing after {timeout_s} s")
+
+
+def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
+    server: LocalCloud, tmp_path: Path
+) -> None:
+    # Given the stack built and deployed from a copy of the project
+    project = project_copy(tmp_path)
+    assert sam(server, "build", cwd=project).returncode == 0
+    created = deploy(server, "og-cycle", "--resolve-s3", cwd=project)
+    assert created.returncode == 0, created.stdout + created.stderr
+    found = outputs(server, "og-cycle")
+
+    # When verify runs the seed scenarios against its Outputs
+    assert server.endpoint_url is not None
+    verified = subprocess.run(  # noqa: S603 - this project's own CLI
+        [sys.executable, "-m", "localcloud", "verify", "--endpoint-url", server.endpoint_url]
+        + ["--stack-name", "og-cycle"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    # Then every check passes
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert re.search(r"\b[1-9]\d* ✓, 0 ✗ in ", verified.stdout), verified.stdout
+
+    # Given an order stored by the first deployment
+    sqs, dynamodb = server.client("sqs"), server.client("dynamodb")
+    sqs.send_message(
+        QueueUrl=found["JobsQueueUrl"], MessageBody=json.dumps({"id": "kept-order", "quantity": 1})
+    )
+    wait_for(
+        lambda: dynamodb.get_item(
+            TableName=found["OrdersTableName"], Key={"id": {"S": "kept-order"}}
+        ).get("Item")
+    )
+
+    # When the handler's code and a parameter change and sam deploy runs again
+    worker = project / "src" / "order_guard" / "queue_worker.py"
+    worker.write_text(
+        worker.read_text().replace(
+            '"RESULT", extra={', '"RESULT", extra={"marker": "redeployed-v2", ', 1
+        )
+    )
+    assert sam(server, "build", cwd=project).returncode == 0
+    updated = deploy(
+        server,
+        "og-cycle",
+        "--resolve-s3",
+        "--parameter-overrides",
+        "FaultModesEnabled=true BatchSize=5 MaxReceiveCount=5",
+        cwd=project,
+    )
+
+    # Then the stack is updated in place: same Outputs, the order still stored
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    assert "Successfully created/updated stack - og-cycle" in updated.stdout
+    (stack,) = server.client("cloudformation").describe_stacks(StackName="og-cycle")["Stacks"]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    assert outputs(server, "og-cycle") == found
+    assert dynamodb.get_item(
+        TableName=found["OrdersTableName"], Key={"id": {"S": "kept-order"}}
+    ).get("Item")
+    lambda_client = server.client("lambda")
+    (mapping,) = [
+        m
+        for m in lambda_client.list_event_source_mappings()["EventSourceMappings"]
+        if m["FunctionArn"].endswith(f":function:{found['QueueWorkerFunctionName']}")
+    ]
+    assert mapping["BatchSize"] == 5
+
+    # and the new code runs: its marker is in the function's log lines
+    sqs.send_message(
+        QueueUrl=found["JobsQueueUrl"], MessageBody=json.dumps({"id": "new-order", "quantity": 2})
+    )
+    logs = server.client("logs")
+    wait_for(
+        lambda: logs.filter_log_events(
+            logGroupName=found["QueueWorkerLogGroupName"], filterPattern='"redeployed-v2"'
+        )["events"]
+    )
+    shown = sam(
+        server, "logs", "-n", "QueueWorkerFunction", "--stack-name", "og-cycle", cwd=project
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "redeployed-v2" in shown.stdout
+    listed = sam(server, "list", "resources", "--stack-name", "og-cycle", "--output", "json")
+    assert listed.returncode == 0, listed.stderr
+    physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in json.loads(listed.stdout)}
+    assert physical["OrdersTable"] == found["OrdersTableName"]
+    assert physical["QueueWorkerFunction"] == found["QueueWorkerFunctionName"]
+
+    # When sam delete removes the stack
+    deleted = sam(server, "delete", "--stack-name", "og-cycle", "--no-prompts", cwd=project)
+
+    # Then the stack and its resources are gone, except the orders table (Retain)
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+    assert "Deleted successfully" in deleted.stdout
+    names = [s["StackName"] for s in server.client("cloudformation").describe_stacks()["Stacks"]]
+    assert "og-cycle" not in names
+    tables = dynamodb.list_tables()["TableNames"]
+    assert found["OrdersTableName"] in tables
+    assert found["AttemptsTableName"] not in tables
+    assert dynamodb.get_item(
+        TableName=found["OrdersTableName"], Key={"id": {"S": "kept-order"}}
+    ).get("Item")
+    functions = [f["FunctionName"] for f in lambda_client.list_functions()["Functions"]]
+    assert found["QueueWorkerFunctionName"] not in functions
+    assert found["JobsQueueUrl"] not in sqs.list_queues().get("QueueUrls", [])
+    assert not [d for d in server.stacks if d.stack_name == "og-cycle"]
+
+
+def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
+    server: LocalCloud,
+) -> None:
+    # Given the server's own stack, deployed from source under samconfig's stack_name
+    assert server.stack_name == "order-guard"
+    assert not isinstance(server.deployment.functions["QueueWorkerFunction"], ZipFunction)
+    served = dict(server.outputs)
+    assert sam(server, "build").returncode == 0
+
+    # When sam deploy runs with samconfig's defaults (no --stack-name)
+    deployed = sam(server, "deploy", "--no-confirm-changeset")
+
+    # Then it is an update of that stack: same Outputs, the functions now from the zip
+    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+    assert "Successfully created/updated stack - order-guard" in deployed.stdout
+    (stack,) = server.client("cloudformation").describe_stacks(StackName="order-guard")["Stacks"]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    assert outputs(server, "order-guard") == served
+    assert isinstance(server.deployment.functions["QueueWorkerFunction"], ZipFunction)

@@ -1,0 +1,195 @@
+"""Update and delete a deployed stack, as CloudFormation carries out an UPDATE change set
+and ``DeleteStack``.
+
+Semantics kept simple and safe for data:
+
+- a resource whose logical id and type are unchanged and which holds data or names
+  that others hold on to (queues, tables, log groups, KMS keys, SNS topics) is *kept*:
+  the same physical resource, its data intact, its in-place properties applied
+  (:func:`localcloud.deploy.deploy` with ``kept``);
+- every other resource of the old stack is deleted and created again from the new
+  template: functions (a new zip, a new worker process, their event source mappings),
+  roles, the state machine, alarms, dashboards, subscriptions;
+- a resource removed from the template is deleted, unless its ``DeletionPolicy`` is
+  ``Retain``; so is every resource when the stack is deleted.
+
+Physical names are derived from the stack name and logical id, so a re-created resource
+has its old name: the Outputs do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from localcloud.deploy import ClientFactory, Deployment, check_supported, creation_order, deploy
+from localcloud.lambda_bridge import LogSink
+from localcloud.template import Template
+
+KEPT_TYPES = frozenset(
+    {
+        "AWS::SQS::Queue",
+        "AWS::DynamoDB::Table",
+        "AWS::Logs::LogGroup",
+        "AWS::KMS::Key",
+        "AWS::SNS::Topic",
+    }
+)
+RETAINED = frozenset({"Retain", "RetainExceptOnCreate"})
+
+
+@dataclass(frozen=True)
+class Removed:
+    """One resource a delete or update took out: ``retained`` when its
+    ``DeletionPolicy`` kept it (CloudFormation's ``DELETE_SKIPPED``)."""
+
+    logical_id: str
+    resource_type: str
+    physical_id: str
+    retained: bool
+
+
+def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
+    """The logical ids an update keeps: same id, same type, a type in :data:`KEPT_TYPES`."""
+    old = previous.template.resources
+    return frozenset(
+        logical_id
+        for logical_id, resource in template.resources.items()
+        if logical_id in previous.refs
+        and logical_id in old
+        and old[logical_id].get("Type") == resource.get("Type")
+        and resource.get("Type") in KEPT_TYPES
+    )
+
+
+def update(
+    previous: Deployment,
+    template: Template,
+    client: ClientFactory,
+    *,
+    function_environment: Mapping[str, str],
+    log_sink: LogSink | None,
+) -> tuple[Deployment, list[Removed]]:
+    """Bring ``previous`` to ``template``: delete what is not kept (in reverse creation
+    order), then create the rest and carry the kept resources over.
+
+    Returns:
+        The new deployment and the resources removed from the stack (replaced ones are
+        not listed: they come back in the new deployment).
+
+    Raises:
+        UnsupportedTemplate: a resource type the local cloud cannot create (checked
+            before anything is deleted); any error of the deployer after that.
+    """
+    check_supported(template)
+    kept = kept_resources(previous, template)
+    removed: list[Removed] = []
+    for logical_id in reversed(creation_order(previous.template)):
+        if logical_id in kept or logical_id not in previous.refs:
+            continue
+        resource = previous.template.resources[logical_id]
+        still = template.resources.get(logical_id, {}).get("Type") == resource.get("Type")
+        retained = not still and resource.get("DeletionPolicy") in RETAINED
+        if not retained:
+            delete_resource(previous, logical_id, client)
+        if not still:
+            removed.append(
+                Removed(logical_id, str(resource["Type"]), str(previous.refs[logical_id]), retained)
+            )
+    deployment = deploy(
+        template,
+        client,
+        stack_name=previous.stack_name,
+        region=previous.region,
+        function_environment=function_environment,
+        visibility_timeout=previous.visibility_timeout,
+        log_sink=log_sink,
+        previous=previous,
+        kept=kept,
+    )
+    return deployment, removed
+
+
+def delete(deployment: Deployment, client: ClientFactory) -> list[Removed]:
+    """Delete every resource of the stack in reverse creation order, except those whose
+    ``DeletionPolicy`` is ``Retain``; stop its pollers and worker processes."""
+    removed: list[Removed] = []
+    for logical_id in reversed(creation_order(deployment.template)):
+        if logical_id not in deployment.refs:
+            continue
+        resource = deployment.template.resources[logical_id]
+        retained = resource.get("DeletionPolicy") in RETAINED
+        if not retained:
+            delete_resource(deployment, logical_id, client)
+        removed.append(
+            Removed(logical_id, str(resource["Type"]), str(deployment.refs[logical_id]), retained)
+        )
+    for source in deployment.event_sources:  # mappings made through the Lambda API too
+        source.stop()
+    return removed
+
+
+def delete_resource(deployment: Deployment, logical_id: str, client: ClientFactory) -> None:
+    """Delete one resource of ``deployment`` with the API call its type needs."""
+    kind = str(deployment.template.resources[logical_id]["Type"])
+    _DELETERS[kind](deployment, logical_id, deployment.refs[logical_id], client)
+
+
+def _function(deployment: Deployment, logical_id: str, name: str, client: ClientFactory) -> None:
+    function = deployment.functions[logical_id]
+    lambda_client = client("lambda")
+    for source in [s for s in deployment.event_sources if s.function is function]:
+        source.stop()
+        source.deleted = True
+        if source.uuid:
+            lambda_client.delete_event_source_mapping(UUID=source.uuid)
+        deployment.event_sources.remove(source)
+    lambda_client.delete_function(FunctionName=name)
+    close = getattr(function, "close", None)
+    if close is not None:
+        close()  # the worker process stops, the extracted package goes
+
+
+def _role(deployment: Deployment, logical_id: str, name: str, client: ClientFactory) -> None:
+    iam = client("iam")
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        iam.delete_role_policy(RoleName=name, PolicyName=policy)
+    iam.delete_role(RoleName=name)
+
+
+def _query_definition(
+    deployment: Deployment, logical_id: str, ref: str, client: ClientFactory
+) -> None:
+    if deployment.query_definitions[logical_id].created:
+        client("logs").delete_query_definition(queryDefinitionId=ref)
+
+
+def _call(service: str, operation: str, key: str, *, listed: bool = False) -> Callable[..., None]:
+    def delete(deployment: Deployment, logical_id: str, ref: str, client: ClientFactory) -> None:
+        value: Any = [ref] if listed else ref
+        getattr(client(service), operation)(**{key: value})
+
+    return delete
+
+
+_DELETERS: dict[str, Callable[[Deployment, str, Any, ClientFactory], None]] = {
+    "AWS::SQS::Queue": _call("sqs", "delete_queue", "QueueUrl"),
+    "AWS::DynamoDB::Table": _call("dynamodb", "delete_table", "TableName"),
+    "AWS::Logs::LogGroup": _call("logs", "delete_log_group", "logGroupName"),
+    "AWS::IAM::Role": _role,
+    "AWS::Serverless::Function": _function,
+    "AWS::Serverless::StateMachine": _call(
+        "stepfunctions", "delete_state_machine", "stateMachineArn"
+    ),
+    "AWS::CloudWatch::Alarm": _call("cloudwatch", "delete_alarms", "AlarmNames", listed=True),
+    "AWS::CloudWatch::Dashboard": _call(
+        "cloudwatch", "delete_dashboards", "DashboardNames", listed=True
+    ),
+    "AWS::SNS::Topic": _call("sns", "delete_topic", "TopicArn"),
+    "AWS::SNS::Subscription": _call("sns", "unsubscribe", "SubscriptionArn"),
+    "AWS::KMS::Key": lambda _d, _l, key_id, client: client("kms").schedule_key_deletion(
+        KeyId=key_id, PendingWindowInDays=7
+    ),
+    "AWS::Logs::QueryDefinition": _query_definition,
+}
