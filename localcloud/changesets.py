@@ -18,13 +18,17 @@ moto's ``CloudFormationBackend``, as :mod:`localcloud.event_source` replaces
 - executing it runs :func:`localcloud.deploy.deploy` with the packaged template: the
   functions run from the zip ``sam deploy`` uploaded (:mod:`localcloud.zip_function`),
   the state machine from the uploaded definition. A resource the deployer cannot create
-  becomes ``CREATE_FAILED`` with the reason, then ``ROLLBACK_COMPLETE``, in the stack's
-  events; the server never answers with a traceback;
+  becomes ``CREATE_FAILED`` with the reason in the stack's events, and the rollback
+  deletes what was created before it (keeping ``DeletionPolicy: Retain`` resources),
+  then ``ROLLBACK_COMPLETE``; such a stack can only be deleted, as on AWS. The server
+  never answers with a traceback;
 - an UPDATE change set (a second ``sam deploy``) is carried out by
   :func:`localcloud.stack_update.update`: kept queues and tables keep their data,
   functions are re-created from the new zip; the server's own stack (``make serve``'s
   ``order-guard``) can be updated so too. ``DeleteStack`` (``sam delete``) deletes the
-  resources except those whose ``DeletionPolicy`` is ``Retain``;
+  resources except those whose ``DeletionPolicy`` is ``Retain``; a retained resource's
+  name is never given to a resource of a later stack (a new stack of the same name gets
+  a new orders table, as on AWS);
 - every other change set (SAM CLI's managed bucket stack) is moto's, with its Outputs
   computed after execution (moto leaves a stack created by a change set without them);
 - ``TemplateURL`` is read from the local S3 whatever host it names: SAM CLI builds it
@@ -41,7 +45,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
@@ -99,6 +103,10 @@ class Host:
     visibility_timeout: int | None = None
     """The server's local visibility timeout (``serve --visibility-timeout``), for every
     stack a change set creates."""
+    retained_names: set[str] = field(default_factory=set)
+    """Physical names of resources that deleted or rolled-back stacks retained
+    (``DeletionPolicy: Retain``): they still exist, so a new stack's resource never
+    takes one of them (CloudFormation names every resource it creates afresh)."""
 
 
 _HOST: Host | None = None
@@ -242,6 +250,13 @@ def _create_change_set(
     if change_set_type == "UPDATE":
         if existing is None:
             raise ValidationError(stack_name)
+        if existing.status in ("ROLLBACK_COMPLETE", "ROLLBACK_FAILED"):
+            # A stack whose creation failed holds nothing but its name: only DeleteStack.
+            raise ValidationError(
+                stack_name,
+                message=f"Stack:{existing.stack_id} is in {existing.status} state and can "
+                "not be updated.",
+            )
         assert _HOST is not None
         stack = _as_local(self, existing, _HOST)
     elif existing is not None and existing.status != "REVIEW_IN_PROGRESS":
@@ -424,6 +439,7 @@ def _execute_change_set(
     stack.status = f"{verb}_IN_PROGRESS"
     stack._add_stack_event(stack.status, resource_status_reason="User Initiated")
     removed: list[stack_update.Removed] = []
+    partial: list[Deployment] = []
     with LOCK:
         try:
             if previous is None:
@@ -435,6 +451,8 @@ def _execute_change_set(
                     function_environment=host.function_environment,
                     visibility_timeout=host.visibility_timeout,
                     log_sink=host.log_sink,
+                    reserved_names=frozenset(host.retained_names),
+                    on_failure=partial.append,
                 )
             else:
                 deployment, removed = stack_update.update(
@@ -446,9 +464,9 @@ def _execute_change_set(
                 )
         except Exception as exc:  # noqa: BLE001 - every failure is a stack status, as on AWS
             if previous is None:
-                _roll_back(stack, change_set, exc, host)
+                _roll_back(stack, change_set, exc, host, partial[0] if partial else None)
             else:
-                _update_failed(stack, change_set, exc)
+                _update_failed(stack, change_set, exc, host, previous)
             return
         for listed in stack_module.resources_of(deployment):
             for status in (f"{verb}_IN_PROGRESS", f"{verb}_COMPLETE"):
@@ -461,6 +479,7 @@ def _execute_change_set(
                 )
         for gone in removed:
             _removed_event(stack, gone)
+        host.retained_names |= stack_update.retained_names(removed)
         stack.deployment = deployment
         stack.template_obj = change_set.template_obj
         stack.template = change_set.template
@@ -482,23 +501,61 @@ def _removed_event(stack: Stack, gone: stack_update.Removed) -> None:
         _event(stack, gone.logical_id, gone.physical_id, kind, status)
 
 
-def _update_failed(stack: LocalStack, change_set: LocalChangeSet, exc: Exception) -> None:
-    """A failed update. The local cloud does not roll an update back: a failure found
-    before anything changed (an unsupported type) leaves the stack as it was
-    (``UPDATE_ROLLBACK_COMPLETE``); a later one leaves it ``UPDATE_ROLLBACK_FAILED``, to be
-    deleted and deployed again."""
+def _failed_resource(change_set: LocalChangeSet, exc: Exception) -> tuple[str, str, str]:
+    """The resource a deployer error names, as the transformed stack lists it, and the
+    reason: ``(logical id, type, reason)``. A function's event
+    (``QueueWorkerFunction.Events.Jobs…``) is its event source mapping,
+    ``QueueWorkerFunctionJobs``."""
     where = getattr(exc, "where", "") or ""
-    logical_id = where.split(".")[0] if where else stack.name
+    parts = where.split(".")
+    logical_id = parts[0] if where else change_set.stack_name
     reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
     declared = change_set.template_obj.declared_resources if change_set.template_obj else {}
     kind = str(declared.get(logical_id, {}).get("Type", "AWS::CloudFormation::Stack"))
+    if kind == "AWS::Serverless::Function" and len(parts) > 2 and parts[1] == "Events":
+        return f"{logical_id}{parts[2]}", "AWS::Lambda::EventSourceMapping", reason
+    return logical_id, _TRANSFORMED.get(kind, kind), reason
+
+
+def _update_failed(
+    stack: LocalStack,
+    change_set: LocalChangeSet,
+    exc: Exception,
+    host: Host,
+    previous: Deployment,
+) -> None:
+    """A failed update, as CloudFormation reports it: the failing resource's
+    ``UPDATE_FAILED`` with the reason, ``UPDATE_ROLLBACK_IN_PROGRESS``, then
+    ``UPDATE_ROLLBACK_COMPLETE`` with the previous template running again (an unsupported
+    type is found before anything changed; a later failure is rolled back by
+    :func:`localcloud.stack_update.update`), or ``UPDATE_ROLLBACK_FAILED`` when the
+    rollback itself failed (the stack is then to be deleted and deployed again)."""
+    rolled_back = exc if isinstance(exc, stack_update.UpdateRolledBack) else None
+    failure = rolled_back.cause if rolled_back is not None else exc
+    logical_id, kind, reason = _failed_resource(change_set, failure)
     _event(stack, logical_id, "", kind, "UPDATE_FAILED", reason)
     stack._add_stack_event(
         "UPDATE_ROLLBACK_IN_PROGRESS",
         resource_status_reason=f"The following resource(s) failed to update: [{logical_id}].",
     )
+    where = getattr(exc, "where", "") or ""
     untouched = isinstance(exc, UnsupportedTemplate) and where.endswith(".Type")
-    stack.status = "UPDATE_ROLLBACK_COMPLETE" if untouched else "UPDATE_ROLLBACK_FAILED"
+    if rolled_back is not None:
+        restored = rolled_back.deployment
+        for listed in stack_module.resources_of(restored):
+            _event(
+                stack,
+                listed.logical_resource_id,
+                listed.physical_resource_id,
+                listed.cf_resource_type,
+                "UPDATE_COMPLETE",
+            )
+        stack.deployment = restored
+        stack_module.publish(restored, stack.stack_id)
+        host.adopt(restored, previous)
+    stack.status = (
+        "UPDATE_ROLLBACK_COMPLETE" if untouched or rolled_back else "UPDATE_ROLLBACK_FAILED"
+    )
     stack._add_stack_event(stack.status)
     change_set.execution_status = "EXECUTE_FAILED"
 
@@ -532,6 +589,7 @@ def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
             return
         for gone in removed:
             _removed_event(stack, gone)
+        host.retained_names |= stack_update.retained_names(removed)
         host.forget(deployment)
         stack_module.forget(stack.name, stack.stack_id)
         stack.deployment = None
@@ -541,32 +599,57 @@ def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
     stack._add_stack_event("DELETE_COMPLETE")
 
 
-def _roll_back(stack: LocalStack, change_set: LocalChangeSet, exc: Exception, host: Host) -> None:
-    """A failed create, as CloudFormation reports it: the resource's ``CREATE_FAILED`` with
-    the reason, then ``ROLLBACK_IN_PROGRESS`` … ``ROLLBACK_COMPLETE``. The event source
-    mappings the deployer made for this stack are deleted, so nothing polls for it."""
-    where = getattr(exc, "where", "") or ""
-    logical_id = where.split(".")[0] if where else stack.name
-    reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
-    declared = change_set.template_obj.declared_resources if change_set.template_obj else {}
-    kind = str(declared.get(logical_id, {}).get("Type", "AWS::CloudFormation::Stack"))
+def _roll_back(
+    stack: LocalStack,
+    change_set: LocalChangeSet,
+    exc: Exception,
+    host: Host,
+    partial: Deployment | None,
+) -> None:
+    """A failed create, as CloudFormation carries it out: the resources created before the
+    failure (``CREATE_COMPLETE``), the failing one's ``CREATE_FAILED`` with the reason,
+    then ``ROLLBACK_IN_PROGRESS``, each created resource deleted in reverse order
+    (``DELETE_COMPLETE``; ``DELETE_SKIPPED`` for ``DeletionPolicy: Retain``, which a
+    create rollback keeps, unlike ``RetainExceptOnCreate``), then ``ROLLBACK_COMPLETE``;
+    ``DELETE_FAILED`` and ``ROLLBACK_FAILED`` if a delete fails."""
+    logical_id, kind, reason = _failed_resource(change_set, exc)
+    created = stack_module.resources_of(partial) if partial is not None else []
+    for listed in created:
+        for status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"):
+            _event(
+                stack,
+                listed.logical_resource_id,
+                listed.physical_resource_id,
+                listed.cf_resource_type,
+                status,
+            )
     _event(stack, logical_id, "", kind, "CREATE_FAILED", reason)
     stack._add_stack_event(
         "ROLLBACK_IN_PROGRESS",
         resource_status_reason=f"The following resource(s) failed to create: [{logical_id}]. "
         "Rollback requested by user.",
     )
-    try:
-        lambda_client = host.client("lambda")
-        prefix = f":function:{stack.name}-"
-        for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
-            if prefix in mapping.get("FunctionArn", ""):
-                lambda_client.delete_event_source_mapping(UUID=mapping["UUID"])
-    except Exception as cleanup:  # noqa: BLE001 - the rollback itself must not fail the call
-        print(f"[change set] cleaning up after {stack.name} failed: {cleanup!r}")
+    change_set.execution_status = "EXECUTE_FAILED"
+    # The stack keeps the template and parameters it failed to create with (GetTemplate,
+    # GetTemplateSummary, a parameter's UsePreviousValue).
+    stack.template_obj = change_set.template_obj
+    stack.template = change_set.template
+    stack.template_dict = change_set.template_dict
+    stack.description = change_set.template_dict.get("Description")
+    if partial is not None:
+        try:
+            removed = stack_update.delete(partial, host.client, create_rollback=True)
+        except Exception as failed:  # noqa: BLE001 - a failed rollback is a stack status
+            stack._add_stack_event(
+                "ROLLBACK_FAILED", resource_status_reason=f"{type(failed).__name__}: {failed}"
+            )
+            stack.status = "ROLLBACK_FAILED"
+            return
+        for gone in removed:
+            _removed_event(stack, gone)
+        host.retained_names |= stack_update.retained_names(removed)
     stack._add_stack_event("ROLLBACK_COMPLETE")
     stack.status = "ROLLBACK_COMPLETE"
-    change_set.execution_status = "EXECUTE_FAILED"
 
 
 def _template_from_url(self: CloudFormationResponse, template_url: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import re
 import uuid
@@ -108,6 +109,9 @@ class Deployment:
     query_definitions: dict[str, QueryDefinition] = field(default_factory=dict)
     visibility_timeout: int | None = None
     """The local visibility timeout override (``deploy``'s argument), kept by updates."""
+    reserved_names: frozenset[str] = frozenset()
+    """Physical names a new resource must not take: those of resources an earlier stack
+    retained (``DeletionPolicy: Retain``), which still exist outside any stack."""
 
     def ref(self, name: str) -> Any:
         """Ref of a parameter, pseudo parameter or created resource (KeyError if none;
@@ -165,6 +169,8 @@ def deploy(
     log_sink: LogSink | None = None,
     previous: Deployment | None = None,
     kept: frozenset[str] = frozenset(),
+    reserved_names: frozenset[str] = frozenset(),
+    on_failure: Callable[[Deployment], None] | None = None,
 ) -> Deployment:
     """Create every resource of ``template`` through ``client(service)``.
 
@@ -177,6 +183,12 @@ def deploy(
         previous, kept: an update (:mod:`localcloud.stack_update`): the resources in
             ``kept`` are those of ``previous``, updated in place (a queue's attributes, a
             table's deletion protection), not created again.
+        reserved_names: physical names taken by retained resources of earlier stacks; a
+            resource whose usual name is among them gets a new suffix, as CloudFormation
+            gives every created resource a name of its own.
+        on_failure: called with the deployment as far as it got (the resources created
+            before the failing one) when a resource fails, before the error propagates:
+            the caller rolls it back.
 
     Raises:
         UnsupportedTemplate: naming the resource and property the local cloud cannot
@@ -187,6 +199,7 @@ def deploy(
         stack_name=stack_name,
         region=region,
         visibility_timeout=visibility_timeout,
+        reserved_names=reserved_names,
     )
     check_supported(template)
     skipped: dict[str, list[str]] = {}
@@ -198,20 +211,25 @@ def deploy(
             f"{', '.join(logical_ids)}: not created, Condition {condition} is false with "
             "these parameters (as in CloudFormation)"
         )
-    for logical_id in creation_order(template):
-        resource = template.resources[logical_id]
-        if previous is not None and logical_id in kept:
-            _carry_over(deployment, previous, logical_id, resource, client)
-            continue
-        _CREATORS[resource["Type"]](
-            deployment,
-            logical_id,
-            resource,
-            client,
-            function_environment=function_environment or {},
-            visibility_timeout=visibility_timeout,
-            log_sink=log_sink,
-        )
+    try:
+        for logical_id in creation_order(template):
+            resource = template.resources[logical_id]
+            if previous is not None and logical_id in kept:
+                _carry_over(deployment, previous, logical_id, resource, client)
+                continue
+            _CREATORS[resource["Type"]](
+                deployment,
+                logical_id,
+                resource,
+                client,
+                function_environment=function_environment or {},
+                visibility_timeout=visibility_timeout,
+                log_sink=log_sink,
+            )
+    except Exception:
+        if on_failure is not None:
+            on_failure(deployment)
+        raise
     for name, output in template.outputs.items():
         deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
     deployment.notes.append(
@@ -270,11 +288,16 @@ def _carry_over(
 def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> str:
     """``<stack>-<LogicalId>-<SUFFIX>`` as CloudFormation names resources. The suffix is
     derived from the stack name and logical id, so every local deployment of a stack
-    has the same names and a checked-in file (``env-vars.local.json``) can carry them."""
-    digest = hashlib.sha256(f"{deployment.stack_name}/{logical_id}".encode()).hexdigest()
-    suffix = digest[:12].upper()
-    prefix = f"{deployment.stack_name}-{logical_id}"[: limit - len(suffix) - 1]
-    return f"{prefix}-{suffix}"
+    has the same names and a checked-in file (``env-vars.local.json``) can carry them;
+    a name in ``deployment.reserved_names`` (a retained resource of an earlier stack of
+    that name) is skipped for the next derived one."""
+    prefix = f"{deployment.stack_name}-{logical_id}"[: limit - 12 - 1]
+    for generation in itertools.count():
+        seed = f"{deployment.stack_name}/{logical_id}" + (f"/{generation}" if generation else "")
+        name = f"{prefix}-{hashlib.sha256(seed.encode()).hexdigest()[:12].upper()}"
+        if name not in deployment.reserved_names:
+            return name
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count() is endless
 
 
 def _properties(

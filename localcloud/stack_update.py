@@ -11,10 +11,15 @@ Semantics kept simple and safe for data:
   template: functions (a new zip, a new worker process, their event source mappings),
   roles, the state machine, alarms, dashboards, subscriptions;
 - a resource removed from the template is deleted, unless its ``DeletionPolicy`` is
-  ``Retain``; so is every resource when the stack is deleted.
+  ``Retain`` (one that holds data only after the update succeeded, CloudFormation's
+  cleanup phase); so is every resource when the stack is deleted;
+- a failed update is rolled back: what it created is deleted and the previous template
+  is deployed again over the kept resources (``UPDATE_ROLLBACK_COMPLETE``);
+- the rollback of a failed *create* deletes what it made, except ``Retain`` resources.
 
 Physical names are derived from the stack name and logical id, so a re-created resource
-has its old name: the Outputs do not change.
+has its old name: the Outputs do not change. A retained resource's name is reserved
+(:attr:`Deployment.reserved_names`): a later resource of that logical id gets another.
 """
 
 from __future__ import annotations
@@ -37,6 +42,12 @@ KEPT_TYPES = frozenset(
     }
 )
 RETAINED = frozenset({"Retain", "RetainExceptOnCreate"})
+"""The ``DeletionPolicy`` values that keep a resource when its stack is deleted or an
+update removes it."""
+RETAINED_ON_CREATE_ROLLBACK = frozenset({"Retain"})
+"""...and when the rollback of the stack's failed creation deletes what it made:
+``RetainExceptOnCreate`` resources are deleted then (CloudFormation's DeletionPolicy
+attribute reference)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,17 @@ def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
     )
 
 
+class UpdateRolledBack(Exception):  # noqa: N818 - named for the stack status it leads to
+    """An update failed and was rolled back: ``deployment`` is the previous template
+    deployed again (kept resources with their data, the others re-created), ``cause``
+    the failure (also ``__cause__``)."""
+
+    def __init__(self, deployment: Deployment, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.deployment = deployment
+        self.cause = cause
+
+
 def update(
     previous: Deployment,
     template: Template,
@@ -71,8 +93,15 @@ def update(
     function_environment: Mapping[str, str],
     log_sink: LogSink | None,
 ) -> tuple[Deployment, list[Removed]]:
-    """Bring ``previous`` to ``template``: delete what is not kept (in reverse creation
-    order), then create the rest and carry the kept resources over.
+    """Bring ``previous`` to ``template``, as CloudFormation updates a stack: delete what is
+    replaced (in reverse creation order), create the rest and carry the kept resources
+    over; only then, in the cleanup phase, delete what the template no longer has.
+
+    A failure while creating rolls the update back: what the new template created is
+    deleted and the previous template is deployed again over the kept resources (their
+    data intact, their in-place properties restored), so the stack runs as before.
+    A queue, table, log group, key or topic the new template removed is deleted only
+    after the update succeeded, so a rollback finds it with its data.
 
     Returns:
         The new deployment and the resources removed from the stack (replaced ones are
@@ -80,46 +109,98 @@ def update(
 
     Raises:
         UnsupportedTemplate: a resource type the local cloud cannot create (checked
-            before anything is deleted); any error of the deployer after that.
+            before anything is deleted; the stack is untouched).
+        UpdateRolledBack: a resource failed; the previous template runs again.
+        Exception: a failure of the rollback itself, unchanged (the stack is left as the
+            failure found it: CloudFormation's ``UPDATE_ROLLBACK_FAILED``).
     """
     check_supported(template)
     kept = kept_resources(previous, template)
-    removed: list[Removed] = []
+    later: list[str] = []  # removed from the template, holding data: cleanup phase
     for logical_id in reversed(creation_order(previous.template)):
         if logical_id in kept or logical_id not in previous.refs:
             continue
         resource = previous.template.resources[logical_id]
         still = template.resources.get(logical_id, {}).get("Type") == resource.get("Type")
-        retained = not still and resource.get("DeletionPolicy") in RETAINED
-        if not retained:
+        if not still and resource.get("Type") in KEPT_TYPES:
+            later.append(logical_id)
+        elif not (not still and resource.get("DeletionPolicy") in RETAINED):
             delete_resource(previous, logical_id, client)
-        if not still:
-            removed.append(
-                Removed(logical_id, str(resource["Type"]), str(previous.refs[logical_id]), retained)
-            )
-    deployment = deploy(
-        template,
-        client,
-        stack_name=previous.stack_name,
-        region=previous.region,
-        function_environment=function_environment,
-        visibility_timeout=previous.visibility_timeout,
-        log_sink=log_sink,
-        previous=previous,
-        kept=kept,
-    )
+    partial: list[Deployment] = []
+    try:
+        deployment = deploy(
+            template,
+            client,
+            stack_name=previous.stack_name,
+            region=previous.region,
+            function_environment=function_environment,
+            visibility_timeout=previous.visibility_timeout,
+            log_sink=log_sink,
+            previous=previous,
+            kept=kept,
+            reserved_names=previous.reserved_names,
+            on_failure=partial.append,
+        )
+    except Exception as exc:
+        for made in partial:
+            _delete_created(made, kept, client)
+        restored = deploy(
+            previous.template,
+            client,
+            stack_name=previous.stack_name,
+            region=previous.region,
+            function_environment=function_environment,
+            visibility_timeout=previous.visibility_timeout,
+            log_sink=log_sink,
+            previous=previous,
+            kept=kept | frozenset(later),
+            reserved_names=previous.reserved_names,
+        )
+        raise UpdateRolledBack(restored, exc) from exc
+    removed: list[Removed] = []
+    for logical_id in reversed(creation_order(previous.template)):
+        resource = previous.template.resources[logical_id]
+        gone = template.resources.get(logical_id, {}).get("Type") != resource.get("Type")
+        if gone and logical_id in previous.refs and logical_id not in kept:
+            retained = resource.get("DeletionPolicy") in RETAINED
+            physical_id = str(previous.refs[logical_id])
+            removed.append(Removed(logical_id, str(resource["Type"]), physical_id, retained))
+    for logical_id in later:
+        if previous.template.resources[logical_id].get("DeletionPolicy") not in RETAINED:
+            delete_resource(previous, logical_id, client)
+    deployment.reserved_names |= retained_names(removed)
     return deployment, removed
 
 
-def delete(deployment: Deployment, client: ClientFactory) -> list[Removed]:
+def _delete_created(made: Deployment, kept: frozenset[str], client: ClientFactory) -> None:
+    """Delete what a failed update created (not the kept resources it carried over)."""
+    for logical_id in reversed(creation_order(made.template)):
+        if logical_id in made.refs and logical_id not in kept:
+            delete_resource(made, logical_id, client)
+    for source in made.event_sources:
+        source.stop()
+
+
+def retained_names(removed: list[Removed]) -> frozenset[str]:
+    """The physical names of the removed resources that still exist (retained)."""
+    return frozenset(gone.physical_id for gone in removed if gone.retained)
+
+
+def delete(
+    deployment: Deployment, client: ClientFactory, *, create_rollback: bool = False
+) -> list[Removed]:
     """Delete every resource of the stack in reverse creation order, except those whose
-    ``DeletionPolicy`` is ``Retain``; stop its pollers and worker processes."""
+    ``DeletionPolicy`` keeps them (:data:`RETAINED`, or on the rollback of a failed
+    create, ``create_rollback``, :data:`RETAINED_ON_CREATE_ROLLBACK`); stop its pollers
+    and worker processes. A partial deployment (what a failed create made) is deleted
+    the same way: only the resources it holds."""
+    keeps = RETAINED_ON_CREATE_ROLLBACK if create_rollback else RETAINED
     removed: list[Removed] = []
     for logical_id in reversed(creation_order(deployment.template)):
         if logical_id not in deployment.refs:
             continue
         resource = deployment.template.resources[logical_id]
-        retained = resource.get("DeletionPolicy") in RETAINED
+        retained = resource.get("DeletionPolicy") in keeps
         if not retained:
             delete_resource(deployment, logical_id, client)
         removed.append(

@@ -220,6 +220,94 @@ def test_a_resource_the_local_cloud_cannot_create_rolls_the_stack_back_with_its_
     assert "Waiter StackCreateComplete failed" in deployed.stderr
 
 
+def test_a_failed_create_is_rolled_back_and_a_new_stack_of_that_name_gets_a_new_table(
+    server: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a template whose queue worker's SQS event has a property the local cloud
+    # cannot honour: it fails after the queues, tables, roles and the function exist
+    project = project_copy(tmp_path)
+    template = project / "template.yaml"
+    good = template.read_text()
+    broken = good.replace(
+        "            BatchSize: !Ref BatchSize\n",
+        "            BatchSize: !Ref BatchSize\n            MaximumBatchingWindowInSeconds: 1\n",
+        1,
+    )
+    assert broken != good
+    template.write_text(broken)
+    cloudformation, dynamodb = server.client("cloudformation"), server.client("dynamodb")
+    tables_before = set(dynamodb.list_tables()["TableNames"])
+    functions_before = {
+        f["FunctionName"] for f in server.client("lambda").list_functions()["Functions"]
+    }
+
+    # When sam deploy creates the stack
+    failed = deploy(
+        server, "og-rollback", "--resolve-s3", "--template-file", str(template), cwd=project
+    )
+
+    # Then the function's event is CREATE_FAILED with the reason, and the rollback deletes
+    # every resource created before it, except the orders table (DeletionPolicy Retain)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    (stack,) = cloudformation.describe_stacks(StackName="og-rollback")["Stacks"]
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="og-rollback")["StackEvents"]
+    statuses = {(e["LogicalResourceId"], e["ResourceStatus"]) for e in events}
+    assert [
+        (e["LogicalResourceId"], e["ResourceStatusReason"])
+        for e in events
+        if e["ResourceStatus"] == "CREATE_FAILED"
+    ] == [
+        (
+            "QueueWorkerFunctionJobs",
+            "QueueWorkerFunction.Events.Jobs.MaximumBatchingWindowInSeconds: SQS event "
+            "property not supported locally",
+        )
+    ]
+    for logical_id in ("JobsQueue", "AttemptsTable", "QueueWorkerRole", "QueueWorkerFunction"):
+        assert (logical_id, "CREATE_COMPLETE") in statuses
+        assert (logical_id, "DELETE_COMPLETE") in statuses
+    assert ("OrdersTable", "DELETE_SKIPPED") in statuses
+    assert ("WorkflowWorkerFunction", "CREATE_COMPLETE") not in statuses  # never reached
+    created_tables = set(dynamodb.list_tables()["TableNames"]) - tables_before
+    (retained,) = created_tables
+    assert retained.startswith("og-rollback-OrdersTable-")
+    functions_after = {
+        f["FunctionName"] for f in server.client("lambda").list_functions()["Functions"]
+    }
+    assert functions_after == functions_before
+    assert not [
+        q for q in server.client("sqs").list_queues().get("QueueUrls", []) if "og-rollback" in q
+    ]
+    shown = " ".join(failed.stdout.split())
+    assert "DELETE_SKIPPED AWS::DynamoDB::Table OrdersTable" in shown
+
+    # When sam deploy runs again with the template fixed
+    template.write_text(good)
+    again = deploy(
+        server, "og-rollback", "--resolve-s3", "--template-file", str(template), cwd=project
+    )
+
+    # Then, as on AWS, a stack whose creation rolled back cannot be updated: delete it first
+    assert again.returncode == 1
+    assert "is in ROLLBACK_COMPLETE state and can not be updated" in again.stderr
+    deleted = sam(server, "delete", "--stack-name", "og-rollback", "--no-prompts", cwd=project)
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+
+    # and then the stack is created, with an orders table of its own: the retained one
+    # keeps its name and its items outside any stack
+    created = deploy(
+        server, "og-rollback", "--resolve-s3", "--template-file", str(template), cwd=project
+    )
+    assert created.returncode == 0, created.stdout + created.stderr
+    found = outputs(server, "og-rollback")
+    assert found["OrdersTableName"].startswith("og-rollback-OrdersTable-")
+    assert found["OrdersTableName"] != retained
+    assert retained in dynamodb.list_tables()["TableNames"]
+    deleted = sam(server, "delete", "--stack-name", "og-rollback", "--no-prompts", cwd=project)
+    assert deleted.returncode == 0, deleted.stdout + deleted.stderr
+
+
 def wait_for(check: Any, timeout_s: float = 60.0) -> Any:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -321,6 +409,70 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
     physical = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in json.loads(listed.stdout)}
     assert physical["OrdersTable"] == found["OrdersTableName"]
     assert physical["QueueWorkerFunction"] == found["QueueWorkerFunctionName"]
+
+    # When an update fails: the built template's SQS event gets a property the local
+    # cloud cannot honour, so the queue worker fails after the update deleted the old one
+    built = project / ".aws-sam" / "build" / "template.yaml"
+    good = built.read_text()
+    built.write_text(
+        good.replace(
+            "            BatchSize:\n              Ref: BatchSize\n",
+            "            BatchSize:\n              Ref: BatchSize\n"
+            "            MaximumBatchingWindowInSeconds: 1\n",
+            1,
+        )
+    )
+    assert built.read_text() != good
+    failed = deploy(
+        server,
+        "og-cycle",
+        "--resolve-s3",
+        "--parameter-overrides",
+        "FaultModesEnabled=true BatchSize=4 MaxReceiveCount=5",
+        cwd=project,
+    )
+
+    # Then the update is rolled back: the previous template runs again, data intact
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    shown = " ".join(failed.stdout.split())
+    assert "UPDATE_FAILED AWS::Lambda::EventSour" in shown  # SAM's table wraps at 24
+    events = server.client("cloudformation").describe_stack_events(StackName="og-cycle")[
+        "StackEvents"
+    ]
+    assert [
+        (e["LogicalResourceId"], e["ResourceType"], e["ResourceStatusReason"])
+        for e in events
+        if e["ResourceStatus"] == "UPDATE_FAILED"
+    ] == [
+        (
+            "QueueWorkerFunctionJobs",
+            "AWS::Lambda::EventSourceMapping",
+            "QueueWorkerFunction.Events.Jobs.MaximumBatchingWindowInSeconds: SQS event "
+            "property not supported locally",
+        )
+    ]
+    (stack,) = server.client("cloudformation").describe_stacks(StackName="og-cycle")["Stacks"]
+    assert stack["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert outputs(server, "og-cycle") == found
+    assert dynamodb.get_item(
+        TableName=found["OrdersTableName"], Key={"id": {"S": "new-order"}}
+    ).get("Item")
+    (mapping,) = [
+        m
+        for m in lambda_client.list_event_source_mappings()["EventSourceMappings"]
+        if m["FunctionArn"].endswith(f":function:{found['QueueWorkerFunctionName']}")
+    ]
+    assert mapping["BatchSize"] == 5  # the previous parameters, not the failed update's
+    sqs.send_message(
+        QueueUrl=found["JobsQueueUrl"],
+        MessageBody=json.dumps({"id": "after-rollback", "quantity": 3}),
+    )
+    wait_for(
+        lambda: dynamodb.get_item(
+            TableName=found["OrdersTableName"], Key={"id": {"S": "after-rollback"}}
+        ).get("Item")
+    )
+    built.write_text(good)
 
     # When sam delete removes the stack
     deleted = sam(server, "delete", "--stack-name", "og-cycle", "--no-prompts", cwd=project)
