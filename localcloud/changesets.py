@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -302,7 +303,7 @@ def _create_change_set(
         if stack.template == template and stack.template_obj.parameters == template_obj.parameters:
             reason = NO_CHANGES
         else:
-            changes = _update_changes(stack.deployment, changes)
+            changes = _update_changes(stack.deployment, template_obj, changes)
     change_set = LocalChangeSet(
         planned=changes,
         template_obj=template_obj,
@@ -353,18 +354,26 @@ def _as_local(self: CloudFormationBackend, stack: Stack, host: Host) -> Stack:
     return local
 
 
-def _update_changes(previous: Deployment, planned: list[Change]) -> list[Change]:
-    """An update's changes as CloudFormation lists them: ``Modify`` for a resource the
-    stack has, ``Add`` for a new one, ``Remove`` for one the template no longer has."""
+def _update_changes(
+    previous: Deployment, template: Template, planned: list[Change]
+) -> list[Change]:
+    """An update's changes as CloudFormation lists them: ``Add`` for a new resource,
+    ``Modify`` for one whose definition or whose parameters (directly or through a
+    condition) changed, ``Remove`` for one the template no longer has; an unchanged
+    resource is not listed. A resource the SAM transform generates
+    (``QueueWorkerFunctionJobs``) changes with the resource that declares it."""
     existing = {r.logical_resource_id: r for r in stack_module.resources_of(previous)}
-    changes = [
-        Change(
-            "Modify" if c.logical_resource_id in existing else "Add",
-            c.logical_resource_id,
-            c.resource_type,
+    changes: list[Change] = []
+    for change in planned:
+        logical_id = change.logical_resource_id
+        if logical_id not in existing:
+            changes.append(change)
+            continue
+        owner = max(
+            (d for d in template.resources if logical_id.startswith(d)), key=len, default=None
         )
-        for c in planned
-    ]
+        if owner is None or _changed(previous.template, template, owner):
+            changes.append(Change("Modify", logical_id, change.resource_type))
     wanted = {c.logical_resource_id for c in planned}
     changes += [
         Change("Remove", logical_id, r.cf_resource_type)
@@ -372,6 +381,54 @@ def _update_changes(previous: Deployment, planned: list[Change]) -> list[Change]
         if logical_id not in wanted
     ]
     return changes
+
+
+def _changed(old: Template, new: Template, logical_id: str) -> bool:
+    """Whether ``logical_id``'s definition, or a parameter it depends on, differs.
+    ``Metadata`` is left out: CloudFormation updates no resource for it alone (``sam
+    build`` adds ``SamResourceId`` to every resource)."""
+
+    def definition(template: Template) -> dict[str, Any]:
+        resource = template.resources.get(logical_id, {})
+        return {k: v for k, v in resource.items() if k != "Metadata"}
+
+    after = definition(new)
+    if definition(old) != after:
+        return True
+    return any(
+        old.parameters.get(name) != new.parameters.get(name) for name in _parameters_of(after, new)
+    )
+
+
+def _parameters_of(value: Any, template: Template) -> set[str]:
+    """The parameters a template value names: ``Ref``, ``${Name}`` in ``Fn::Sub``, and
+    those of the conditions it uses (``Condition``, ``Fn::If``), transitively."""
+    names: set[str] = set()
+    conditions: Mapping[str, Any] = template.body.get("Conditions", {})
+    seen: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+            return
+        if isinstance(node, str):
+            names.update(re.findall(r"\$\{([A-Za-z0-9]+)\}", node))
+            return
+        if not isinstance(node, dict):
+            return
+        for key, item in node.items():
+            if key == "Ref" and isinstance(item, str):
+                names.add(item)
+            elif key in ("Condition", "Fn::If"):  # (an IAM policy's Condition is a map)
+                condition = item[0] if key == "Fn::If" and isinstance(item, list) else item
+                if isinstance(condition, str) and condition not in seen:
+                    seen.add(condition)
+                    walk(conditions.get(condition))
+            walk(item)
+
+    walk(value)
+    return {name for name in names if name in template.parameters}
 
 
 def _find_change_set(

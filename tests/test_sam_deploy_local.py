@@ -368,12 +368,19 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
         "og-cycle",
         "--resolve-s3",
         "--parameter-overrides",
-        "FaultModesEnabled=true BatchSize=5 MaxReceiveCount=5",
+        "FaultModesEnabled=true BatchSize=5 MaxReceiveCount=4",
         cwd=project,
     )
 
-    # Then the stack is updated in place: same Outputs, the order still stored
+    # Then the change set lists what changed (the code, the users of BatchSize and
+    # MaxReceiveCount), not the unchanged tables and dead-letter queue
     assert updated.returncode == 0, updated.stdout + updated.stderr
+    table = updated.stdout.split("CloudFormation stack changeset")[1].split("Changeset created")[0]
+    listed = {line.split()[2] for line in table.splitlines() if line.startswith("* Modify")}
+    assert {"QueueWorkerFunction", "JobsQueue"} <= listed, table  # (the table wraps longer ids)
+    assert not {"OrdersTable", "JobsDeadLetterQueue", "AttemptsTable"} & listed, table
+
+    # and the stack is updated in place: same Outputs, the order still stored
     assert "Successfully created/updated stack - og-cycle" in updated.stdout
     (stack,) = server.client("cloudformation").describe_stacks(StackName="og-cycle")["Stacks"]
     assert stack["StackStatus"] == "UPDATE_COMPLETE"
