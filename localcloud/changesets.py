@@ -251,8 +251,10 @@ def _create_change_set(
     if change_set_type == "UPDATE":
         if existing is None:
             raise ValidationError(stack_name)
-        if existing.status in ("ROLLBACK_COMPLETE", "ROLLBACK_FAILED"):
-            # A stack whose creation failed holds nothing but its name: only DeleteStack.
+        if existing.status in ("ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "UPDATE_ROLLBACK_FAILED"):
+            # A stack whose creation failed holds nothing but its name, and one whose update
+            # rollback failed is in an unknown state: CloudFormation refuses updates (and
+            # offers ContinueUpdateRollback, which the local cloud has not: delete it).
             raise ValidationError(
                 stack_name,
                 message=f"Stack:{existing.stack_id} is in {existing.status} state and can "
@@ -304,6 +306,12 @@ def _create_change_set(
             reason = NO_CHANGES
         else:
             changes = _update_changes(stack.deployment, template_obj, changes)
+            if (
+                not changes
+                and stack.template_obj.outputs == template_obj.outputs
+                and stack.template_obj.parameters == template_obj.parameters
+            ):
+                reason = NO_CHANGES  # Metadata alone changed: nothing for CloudFormation
     change_set = LocalChangeSet(
         planned=changes,
         template_obj=template_obj,
@@ -363,13 +371,19 @@ def _update_changes(
     resource is not listed. A resource the SAM transform generates
     (``QueueWorkerFunctionJobs``) changes with the resource that declares it."""
     existing = {r.logical_resource_id: r for r in stack_module.resources_of(previous)}
+    generated = {  # a function's event: its event source mapping, <function><event>
+        f"{function_id}{event_id}": function_id
+        for function_id, resource in template.resources.items()
+        if resource.get("Type") == "AWS::Serverless::Function"
+        for event_id in resource.get("Properties", {}).get("Events", {}) or {}
+    }
     changes: list[Change] = []
     for change in planned:
         logical_id = change.logical_resource_id
         if logical_id not in existing:
             changes.append(change)
             continue
-        owner = max(
+        owner = generated.get(logical_id) or max(
             (d for d in template.resources if logical_id.startswith(d)), key=len, default=None
         )
         if owner is None or _changed(previous.template, template, owner):
@@ -384,7 +398,9 @@ def _update_changes(
 
 
 def _changed(old: Template, new: Template, logical_id: str) -> bool:
-    """Whether ``logical_id``'s definition, or a parameter it depends on, differs.
+    """Whether ``logical_id``'s definition, or anything it depends on, differs: the SAM
+    ``Globals`` (for an ``AWS::Serverless::*`` resource), a parameter it names directly,
+    through ``Globals`` or through a condition, or the definition of a condition it uses.
     ``Metadata`` is left out: CloudFormation updates no resource for it alone (``sam
     build`` adds ``SamResourceId`` to every resource)."""
 
@@ -395,14 +411,23 @@ def _changed(old: Template, new: Template, logical_id: str) -> bool:
     after = definition(new)
     if definition(old) != after:
         return True
-    return any(
-        old.parameters.get(name) != new.parameters.get(name) for name in _parameters_of(after, new)
+    used: list[Any] = [after]
+    if str(after.get("Type", "")).startswith("AWS::Serverless::"):
+        if old.body.get("Globals") != new.body.get("Globals"):
+            return True
+        used.append(new.body.get("Globals"))
+    parameters, conditions = _references(used, new)
+    old_conditions = old.body.get("Conditions", {})
+    new_conditions = new.body.get("Conditions", {})
+    return any(old.parameters.get(name) != new.parameters.get(name) for name in parameters) or any(
+        old_conditions.get(name) != new_conditions.get(name) for name in conditions
     )
 
 
-def _parameters_of(value: Any, template: Template) -> set[str]:
-    """The parameters a template value names: ``Ref``, ``${Name}`` in ``Fn::Sub``, and
-    those of the conditions it uses (``Condition``, ``Fn::If``), transitively."""
+def _references(value: Any, template: Template) -> tuple[set[str], set[str]]:
+    """The parameters and the conditions a template value uses: ``Ref``, ``${Name}`` in
+    ``Fn::Sub``, and the conditions it names (``Condition``, ``Fn::If``) with what they
+    use in turn."""
     names: set[str] = set()
     conditions: Mapping[str, Any] = template.body.get("Conditions", {})
     seen: set[str] = set()
@@ -428,7 +453,7 @@ def _parameters_of(value: Any, template: Template) -> set[str]:
             walk(item)
 
     walk(value)
-    return {name for name in names if name in template.parameters}
+    return {name for name in names if name in template.parameters}, seen
 
 
 def _find_change_set(
@@ -554,16 +579,23 @@ def _removed_event(stack: Stack, gone: stack_update.Removed) -> None:
     if gone.retained:
         _event(stack, gone.logical_id, gone.physical_id, kind, "DELETE_SKIPPED")
         return
+    if gone.failure is not None:
+        _event(stack, gone.logical_id, gone.physical_id, kind, "DELETE_IN_PROGRESS")
+        _event(stack, gone.logical_id, gone.physical_id, kind, "DELETE_FAILED", gone.failure)
+        return
     for status in ("DELETE_IN_PROGRESS", "DELETE_COMPLETE"):
         _event(stack, gone.logical_id, gone.physical_id, kind, status)
 
 
-def _failed_resource(change_set: LocalChangeSet, exc: Exception) -> tuple[str, str, str]:
-    """The resource a deployer error names, as the transformed stack lists it, and the
-    reason: ``(logical id, type, reason)``. A function's event
+def _failed_resource(
+    change_set: LocalChangeSet, exc: Exception, failed_at: str | None
+) -> tuple[str, str, str]:
+    """The resource a deployer error names (or, for an error that names none, such as an
+    API error, the one being created, ``failed_at``), as the transformed stack lists it,
+    and the reason: ``(logical id, type, reason)``. A function's event
     (``QueueWorkerFunction.Events.Jobs…``) is its event source mapping,
     ``QueueWorkerFunctionJobs``."""
-    where = getattr(exc, "where", "") or ""
+    where = getattr(exc, "where", "") or failed_at or ""
     parts = where.split(".")
     logical_id = parts[0] if where else change_set.stack_name
     reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
@@ -589,7 +621,8 @@ def _update_failed(
     rollback itself failed (the stack is then to be deleted and deployed again)."""
     rolled_back = exc if isinstance(exc, stack_update.UpdateRolledBack) else None
     failure = rolled_back.cause if rolled_back is not None else exc
-    logical_id, kind, reason = _failed_resource(change_set, failure)
+    failed_at = rolled_back.failed_at if rolled_back is not None else None
+    logical_id, kind, reason = _failed_resource(change_set, failure, failed_at)
     _event(stack, logical_id, "", kind, "UPDATE_FAILED", reason)
     stack._add_stack_event(
         "UPDATE_ROLLBACK_IN_PROGRESS",
@@ -669,7 +702,8 @@ def _roll_back(
     (``DELETE_COMPLETE``; ``DELETE_SKIPPED`` for ``DeletionPolicy: Retain``, which a
     create rollback keeps, unlike ``RetainExceptOnCreate``), then ``ROLLBACK_COMPLETE``;
     ``DELETE_FAILED`` and ``ROLLBACK_FAILED`` if a delete fails."""
-    logical_id, kind, reason = _failed_resource(change_set, exc)
+    failed_at = partial.failed_at if partial is not None else None
+    logical_id, kind, reason = _failed_resource(change_set, exc, failed_at)
     created = stack_module.resources_of(partial) if partial is not None else []
     for listed in created:
         for status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"):

@@ -109,6 +109,8 @@ class Deployment:
     query_definitions: dict[str, QueryDefinition] = field(default_factory=dict)
     visibility_timeout: int | None = None
     """The local visibility timeout override (``deploy``'s argument), kept by updates."""
+    failed_at: str | None = None
+    """The logical id whose creation failed (``Outputs`` for an Output), if one did."""
     reserved_names: frozenset[str] = frozenset()
     """Physical names a new resource must not take: those of resources an earlier stack
     retained (``DeletionPolicy: Retain``), which still exist outside any stack."""
@@ -213,6 +215,7 @@ def deploy(
         )
     try:
         for logical_id in creation_order(template):
+            deployment.failed_at = logical_id
             resource = template.resources[logical_id]
             if previous is not None and logical_id in kept:
                 _carry_over(deployment, previous, logical_id, resource, client)
@@ -226,12 +229,14 @@ def deploy(
                 visibility_timeout=visibility_timeout,
                 log_sink=log_sink,
             )
+        deployment.failed_at = "Outputs"
+        for name, output in template.outputs.items():
+            deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
     except Exception:
         if on_failure is not None:
             on_failure(deployment)
         raise
-    for name, output in template.outputs.items():
-        deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
+    deployment.failed_at = None
     deployment.notes.append(
         "IAM policies are created but not enforced locally, and CloudWatch metrics and "
         "X-Ray traces are not recorded, so alarms are created but never change state "
@@ -256,46 +261,69 @@ def _carry_over(
     client: ClientFactory,
 ) -> None:
     """Keep ``previous``'s resource (its data stays): its ``Ref`` and attributes, with the
-    properties an update changes in place applied."""
+    properties an update changes in place applied (a property no longer declared goes
+    back to its default)."""
     deployment.refs[logical_id] = previous.refs[logical_id]
     for (owner, attribute), value in previous.attributes.items():
         if owner == logical_id:
             deployment.attributes[(owner, attribute)] = value
     kind = resource["Type"]
     if kind == "AWS::SQS::Queue":
-        attributes = _queue_attributes(
-            deployment, logical_id, resource, deployment.visibility_timeout
-        )
+        attributes = {
+            **_QUEUE_DEFAULTS,
+            **_queue_attributes(deployment, logical_id, resource, deployment.visibility_timeout),
+        }
         client("sqs").set_queue_attributes(
             QueueUrl=deployment.refs[logical_id], Attributes=attributes
         )
     elif kind == "AWS::DynamoDB::Table":
         properties = deployment.resolve(resource.get("Properties", {}), logical_id)
-        if "DeletionProtectionEnabled" in properties:
-            client("dynamodb").update_table(
-                TableName=deployment.refs[logical_id],
-                DeletionProtectionEnabled=_flag(properties["DeletionProtectionEnabled"]),
-            )
+        client("dynamodb").update_table(
+            TableName=deployment.refs[logical_id],
+            DeletionProtectionEnabled=_flag(properties.get("DeletionProtectionEnabled", False)),
+        )
     elif kind == "AWS::Logs::LogGroup":
         properties = deployment.resolve(resource.get("Properties", {}), logical_id)
+        logs = client("logs")
         if "RetentionInDays" in properties:
-            client("logs").put_retention_policy(
+            logs.put_retention_policy(
                 logGroupName=deployment.refs[logical_id],
                 retentionInDays=int(properties["RetentionInDays"]),
             )
+        else:
+            logs.delete_retention_policy(logGroupName=deployment.refs[logical_id])
 
 
-def _physical_name(deployment: Deployment, logical_id: str, limit: int = 64) -> str:
+# What a queue attribute returns to when the template stops declaring it (SQS's defaults,
+# CreateQueue reference), so an update, or the rollback of one, never leaves a removed
+# property in force. A removed RedrivePolicy is not cleared locally.
+_QUEUE_DEFAULTS = {
+    "DelaySeconds": "0",
+    "MaximumMessageSize": "262144",
+    "MessageRetentionPeriod": "345600",
+    "ReceiveMessageWaitTimeSeconds": "0",
+    "VisibilityTimeout": "30",
+}
+
+
+def _physical_name(
+    deployment: Deployment,
+    logical_id: str,
+    limit: int = 64,
+    taken: Callable[[str], bool] = lambda _: False,
+) -> str:
     """``<stack>-<LogicalId>-<SUFFIX>`` as CloudFormation names resources. The suffix is
     derived from the stack name and logical id, so every local deployment of a stack
     has the same names and a checked-in file (``env-vars.local.json``) can carry them;
     a name in ``deployment.reserved_names`` (a retained resource of an earlier stack of
-    that name) is skipped for the next derived one."""
+    that name), or ``taken`` (a resource of that name exists outside the stack, such as
+    one a failed rollback left), is skipped for the next derived one, as CloudFormation
+    never gives a created resource a name already in use."""
     prefix = f"{deployment.stack_name}-{logical_id}"[: limit - 12 - 1]
     for generation in itertools.count():
         seed = f"{deployment.stack_name}/{logical_id}" + (f"/{generation}" if generation else "")
         name = f"{prefix}-{hashlib.sha256(seed.encode()).hexdigest()[:12].upper()}"
-        if name not in deployment.reserved_names:
+        if name not in deployment.reserved_names and not taken(name):
             return name
     raise AssertionError("unreachable")  # pragma: no cover - itertools.count() is endless
 
@@ -329,9 +357,18 @@ def _queue(
         deployment, logical_id, resource, options.get("visibility_timeout")
     )
     sqs = client("sqs")
-    url = sqs.create_queue(
-        QueueName=_physical_name(deployment, logical_id, 80), Attributes=attributes
-    )["QueueUrl"]
+
+    def exists(name: str) -> bool:
+        # CreateQueue returns an existing queue of that name (same attributes) as if new:
+        # a stack must never adopt, and later delete, a queue it did not create.
+        try:
+            sqs.get_queue_url(QueueName=name)
+        except ClientError:
+            return False
+        return True
+
+    name = _physical_name(deployment, logical_id, 80, taken=exists)
+    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
@@ -420,11 +457,19 @@ def _table(
     **_: Any,
 ) -> None:
     properties = deployment.resolve(resource.get("Properties", {}), logical_id)
-    name = _physical_name(deployment, logical_id, 255)
-    deployment.refs[logical_id] = name
-    deployment.attributes[(logical_id, "Arn")] = create_table(
-        client("dynamodb"), logical_id, name, properties
-    )
+    dynamodb = client("dynamodb")
+
+    def exists(name: str) -> bool:
+        try:
+            dynamodb.describe_table(TableName=name)
+        except ClientError:
+            return False
+        return True
+
+    name = _physical_name(deployment, logical_id, 255, taken=exists)
+    arn = create_table(dynamodb, logical_id, name, properties)
+    deployment.refs[logical_id] = name  # only once created: a rollback deletes what is ours
+    deployment.attributes[(logical_id, "Arn")] = arn
 
 
 def _log_group(

@@ -59,6 +59,8 @@ class Removed:
     resource_type: str
     physical_id: str
     retained: bool
+    failure: str | None = None
+    """Why deleting it failed (CloudFormation's ``DELETE_FAILED``): it still exists."""
 
 
 def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
@@ -79,10 +81,12 @@ class UpdateRolledBack(Exception):  # noqa: N818 - named for the stack status it
     deployed again (kept resources with their data, the others re-created), ``cause``
     the failure (also ``__cause__``)."""
 
-    def __init__(self, deployment: Deployment, cause: Exception) -> None:
+    def __init__(self, deployment: Deployment, cause: Exception, failed_at: str | None) -> None:
         super().__init__(str(cause))
         self.deployment = deployment
         self.cause = cause
+        self.failed_at = failed_at
+        """The logical id whose update failed (``Deployment.failed_at``)."""
 
 
 def update(
@@ -116,15 +120,19 @@ def update(
     """
     check_supported(template)
     kept = kept_resources(previous, template)
-    later: list[str] = []  # removed from the template, holding data: cleanup phase
+    # Removed from the template and holding data, or retained: left in place until the
+    # update succeeded (the cleanup phase), so a rollback finds them as they were.
+    later: list[str] = []
     for logical_id in reversed(creation_order(previous.template)):
         if logical_id in kept or logical_id not in previous.refs:
             continue
         resource = previous.template.resources[logical_id]
         still = template.resources.get(logical_id, {}).get("Type") == resource.get("Type")
-        if not still and resource.get("Type") in KEPT_TYPES:
+        if not still and (
+            resource.get("Type") in KEPT_TYPES or resource.get("DeletionPolicy") in RETAINED
+        ):
             later.append(logical_id)
-        elif not (not still and resource.get("DeletionPolicy") in RETAINED):
+        else:
             delete_resource(previous, logical_id, client)
     partial: list[Deployment] = []
     try:
@@ -142,8 +150,9 @@ def update(
             on_failure=partial.append,
         )
     except Exception as exc:
+        kept_by_policy: frozenset[str] = frozenset()
         for made in partial:
-            _delete_created(made, kept, client)
+            kept_by_policy |= _delete_created(made, previous, kept, client)
         restored = deploy(
             previous.template,
             client,
@@ -154,36 +163,57 @@ def update(
             log_sink=log_sink,
             previous=previous,
             kept=kept | frozenset(later),
-            reserved_names=previous.reserved_names,
+            reserved_names=previous.reserved_names | kept_by_policy,
         )
-        raise UpdateRolledBack(restored, exc) from exc
+        failed_at = partial[0].failed_at if partial else None
+        raise UpdateRolledBack(restored, exc, failed_at) from exc
     removed: list[Removed] = []
     for logical_id in reversed(creation_order(previous.template)):
         resource = previous.template.resources[logical_id]
         gone = template.resources.get(logical_id, {}).get("Type") != resource.get("Type")
-        if gone and logical_id in previous.refs and logical_id not in kept:
-            retained = resource.get("DeletionPolicy") in RETAINED
-            physical_id = str(previous.refs[logical_id])
-            removed.append(Removed(logical_id, str(resource["Type"]), physical_id, retained))
-    for logical_id in later:
-        if previous.template.resources[logical_id].get("DeletionPolicy") not in RETAINED:
-            delete_resource(previous, logical_id, client)
+        if not gone or logical_id not in previous.refs or logical_id in kept:
+            continue
+        retained = resource.get("DeletionPolicy") in RETAINED
+        failure = None
+        if logical_id in later and not retained:
+            try:
+                delete_resource(previous, logical_id, client)
+            except Exception as exc:  # noqa: BLE001 - a cleanup failure is an event, not a rollback
+                failure = f"{type(exc).__name__}: {exc}"
+        physical_id = str(previous.refs[logical_id])
+        removed.append(Removed(logical_id, str(resource["Type"]), physical_id, retained, failure))
     deployment.reserved_names |= retained_names(removed)
     return deployment, removed
 
 
-def _delete_created(made: Deployment, kept: frozenset[str], client: ClientFactory) -> None:
-    """Delete what a failed update created (not the kept resources it carried over)."""
+def _delete_created(
+    made: Deployment, previous: Deployment, kept: frozenset[str], client: ClientFactory
+) -> frozenset[str]:
+    """Delete what a failed update created (not the kept resources it carried over).
+    A resource the update added with ``DeletionPolicy: Retain`` stays, as CloudFormation
+    keeps it on rollback unless the policy is ``RetainExceptOnCreate``.
+
+    Returns:
+        The physical names of the resources that stayed.
+    """
+    stayed: set[str] = set()
     for logical_id in reversed(creation_order(made.template)):
-        if logical_id in made.refs and logical_id not in kept:
-            delete_resource(made, logical_id, client)
+        if logical_id not in made.refs or logical_id in kept:
+            continue
+        policy = made.template.resources[logical_id].get("DeletionPolicy")
+        if logical_id not in previous.refs and policy in RETAINED_ON_CREATE_ROLLBACK:
+            stayed.add(str(made.refs[logical_id]))
+            continue
+        delete_resource(made, logical_id, client)
     for source in made.event_sources:
         source.stop()
+    return frozenset(stayed)
 
 
 def retained_names(removed: list[Removed]) -> frozenset[str]:
-    """The physical names of the removed resources that still exist (retained)."""
-    return frozenset(gone.physical_id for gone in removed if gone.retained)
+    """The physical names of the removed resources that still exist (retained, or their
+    delete failed)."""
+    return frozenset(gone.physical_id for gone in removed if gone.retained or gone.failure)
 
 
 def delete(
