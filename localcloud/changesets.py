@@ -550,15 +550,7 @@ def _execute_change_set(
             else:
                 _update_failed(stack, change_set, exc, host, previous)
             return
-        for listed in stack_module.resources_of(deployment):
-            for status in (f"{verb}_IN_PROGRESS", f"{verb}_COMPLETE"):
-                _event(
-                    stack,
-                    listed.logical_resource_id,
-                    listed.physical_resource_id,
-                    listed.cf_resource_type,
-                    status,
-                )
+        _resource_events(stack, deployment, f"{verb}_IN_PROGRESS", f"{verb}_COMPLETE")
         for gone in removed:
             _removed_event(stack, gone)
         host.retained_names |= stack_update.retained_names(removed)
@@ -572,6 +564,19 @@ def _execute_change_set(
     stack.status = f"{verb}_COMPLETE"
     stack._add_stack_event(stack.status)
     change_set.execution_status = "EXECUTE_COMPLETE"
+
+
+def _resource_events(stack: Stack, deployment: Deployment, *statuses: str) -> None:
+    """One event per status for each resource of ``deployment``, as the stack lists it."""
+    for listed in stack_module.resources_of(deployment):
+        for status in statuses:
+            _event(
+                stack,
+                listed.logical_resource_id,
+                listed.physical_resource_id,
+                listed.cf_resource_type,
+                status,
+            )
 
 
 def _removed_event(stack: Stack, gone: stack_update.Removed) -> None:
@@ -632,14 +637,7 @@ def _update_failed(
     untouched = isinstance(exc, UnsupportedTemplate) and where.endswith(".Type")
     if rolled_back is not None:
         restored = rolled_back.deployment
-        for listed in stack_module.resources_of(restored):
-            _event(
-                stack,
-                listed.logical_resource_id,
-                listed.physical_resource_id,
-                listed.cf_resource_type,
-                "UPDATE_COMPLETE",
-            )
+        _resource_events(stack, restored, "UPDATE_COMPLETE")
         stack.deployment = restored
         stack_module.publish(restored, stack.stack_id)
         host.adopt(restored, previous)
@@ -704,16 +702,8 @@ def _roll_back(
     ``DELETE_FAILED`` and ``ROLLBACK_FAILED`` if a delete fails."""
     failed_at = partial.failed_at if partial is not None else None
     logical_id, kind, reason = _failed_resource(change_set, exc, failed_at)
-    created = stack_module.resources_of(partial) if partial is not None else []
-    for listed in created:
-        for status in ("CREATE_IN_PROGRESS", "CREATE_COMPLETE"):
-            _event(
-                stack,
-                listed.logical_resource_id,
-                listed.physical_resource_id,
-                listed.cf_resource_type,
-                status,
-            )
+    if partial is not None:
+        _resource_events(stack, partial, "CREATE_IN_PROGRESS", "CREATE_COMPLETE")
     _event(stack, logical_id, "", kind, "CREATE_FAILED", reason)
     stack._add_stack_event(
         "ROLLBACK_IN_PROGRESS",
