@@ -18,8 +18,9 @@ ratios to the floor and to Powertools, with no round trip (CPU only: the emulato
 with a simulated 2 ms one, and Order Guard also with its records one at a time; the
 wall time of a 10-record batch under a simulated round trip, in round trips; handler
 import time against a bare ``import boto3`` in fresh processes; peak traced memory over
-the stream; the built package size. Ratios, not absolute times, are the results: the
-machine is shared.
+the stream; the built package size; and the baseline for concurrency with no round
+trip, CPython's cost of running CPU-bound tasks on threads (``thread_handoff``). Ratios,
+not absolute times, are the results: the machine is shared.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import time
 import tracemalloc
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -202,16 +204,73 @@ def batch_round_trips(
     }
 
 
+def _cpu_task(items: int = 400) -> int:
+    """Pure-Python work of about one record's CPU time on the emulator (about 2 ms of
+    small JSON documents out and in, as a request goes through botocore and moto), no
+    I/O."""
+    size = 0
+    for index in range(items):
+        size += len(json.loads(json.dumps({"id": {"S": f"order-{index}"}, "n": {"N": "3"}})))
+    return size
+
+
+def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, float]:
+    """CPython's own cost of running CPU-bound work on threads, on this machine now.
+
+    The same 10-task batches run one task after another and on a fresh
+    ``ThreadPoolExecutor(workers)`` per batch (as the queue worker runs a batch's
+    records), interleaved over ``rounds``. With no I/O to wait on, the threads only take
+    turns on the GIL, so ``ratio`` (threaded over sequential tasks per second, median
+    of the rounds) is what concurrency costs when DynamoDB answers without a round trip;
+    it is the baseline for the no-round-trip rows of ``order-guard`` against
+    ``order-guard RECORD_CONCURRENCY=1``.
+    """
+
+    def sequential() -> None:
+        for _ in range(10):
+            _cpu_task()
+
+    def threaded() -> None:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(_cpu_task) for _ in range(10)]:
+                done.result()
+
+    rates: dict[str, list[float]] = {"sequential": [], "threads": []}
+    for index in range(rounds):
+        modes = [("sequential", sequential), ("threads", threaded)]
+        for mode, batch in modes if index % 2 == 0 else modes[::-1]:
+            started = time.perf_counter()
+            for _ in range(batches):
+                batch()
+            rates[mode].append(10 * batches / (time.perf_counter() - started))
+    medians = {mode: statistics.median(values) for mode, values in rates.items()}
+    return {
+        "sequential_tasks_per_second": round(medians["sequential"], 1),
+        "threaded_tasks_per_second": round(medians["threads"], 1),
+        "ratio": round(medians["threads"] / medians["sequential"], 2),
+    }
+
+
+BUILT = ROOT / ".aws-sam" / "build" / "QueueWorkerFunction"
+"""The queue worker's built package (``sam build``: src/Makefile, bytecode included)."""
+
+
 def import_seconds(module: str | None, path: Path, environment: dict[str, str]) -> float:
-    """Seconds to import ``module`` (``None``: ``boto3``) in a fresh interpreter."""
+    """Seconds to import ``module`` (``None``: ``boto3``) in a fresh interpreter, as
+    Lambda's runtime would: no bytecode written (``/var/task`` is read-only, so every
+    run sees the same files) and no ``awscrt`` (the runtime's SDK comes without the
+    CRT: aws/aws-lambda-base-images#147), which this venv has and boto3 would import."""
     target = module or "boto3"
-    code = f"import time; t = time.perf_counter(); import {target}; print(time.perf_counter() - t)"
+    code = (
+        "import sys, time; sys.modules['awscrt'] = None; t = time.perf_counter(); "
+        f"import {target}; print(time.perf_counter() - t)"
+    )
     completed = subprocess.run(  # noqa: S603 - this interpreter, a fixed program
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
-        env={**environment, "PYTHONPATH": str(path)},
+        env={**environment, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
         cwd=path,
     )
     return float(completed.stdout.strip().splitlines()[-1])
@@ -219,10 +278,9 @@ def import_seconds(module: str | None, path: Path, environment: dict[str, str]) 
 
 def package_size_kib() -> float | None:
     """The built queue worker package (``sam build`` output), if built."""
-    built = ROOT / ".aws-sam" / "build" / "QueueWorkerFunction"
-    if not built.is_dir():
+    if not BUILT.is_dir():
         return None
-    return sum(f.stat().st_size for f in built.rglob("*") if f.is_file()) / 1024
+    return sum(f.stat().st_size for f in BUILT.rglob("*") if f.is_file()) / 1024
 
 
 # Published prices and limits the cost model uses (us-east-1), with where they are from.
@@ -301,7 +359,8 @@ def run(
     rounds: int = 5,
     round_trip_ms: float = 10.0,
     seed: int = 7,
-    repeats: int = 5,
+    repeats: int = 11,
+    batch_repeats: int = 21,
     output: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
@@ -311,7 +370,9 @@ def run(
         messages: the mixed stream's length (half repeats).
         rounds: throughput rounds, the contestants' order rotated each round.
         round_trip_ms: the simulated DynamoDB round trip for the batch figure.
-        repeats: samples per contestant for the batch and import figures (medians).
+        repeats: fresh-process samples per contestant for the import figure (medians).
+        batch_repeats: batches per contestant, with and without the round trip, for the
+            batch figure (medians; the difference of two medians needs more samples).
     """
     results: dict[str, Any] = {"messages": messages, "rounds": rounds}
     with LocalCloud() as cloud:
@@ -353,7 +414,7 @@ def run(
             }
         progress(f"10-record batch under a {round_trip_ms:g} ms round trip")
         results["batch_round_trips"] = {
-            name: batch_round_trips(bench, name, round_trip_ms / 1000, repeats=repeats)
+            name: batch_round_trips(bench, name, round_trip_ms / 1000, repeats=batch_repeats)
             for name in CONTESTANTS
         }
         progress("peak memory")
@@ -365,14 +426,23 @@ def run(
             name: results["batch_round_trips"][name]["wall"] * round_trip_ms / 1000
             for name in CONTESTANTS
         }
+    progress("CPython thread hand-off, CPU-bound tasks")
+    results["thread_handoff"] = thread_handoff(batches=max(5, messages // 40), rounds=rounds)
     progress("import time, fresh processes")
     imports: dict[str, list[float]] = {"boto3": [], **{name: [] for name in CONTESTANTS}}
     env = {**environment, "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"}
     env.update(ORDERS_TABLE_NAME="t", IDEMPOTENCY_TABLE_NAME="t")
+    # Order Guard as deployed when built (its own bytecode, as Lambda loads it), else src/.
+    sources = (
+        {**MODULES, "order-guard": (BUILT, MODULES["order-guard"][1])}
+        if BUILT.is_dir()
+        else MODULES
+    )
+    results["import_source"] = str(sources["order-guard"][0].relative_to(ROOT))
     for _ in range(repeats):
         imports["boto3"].append(import_seconds(None, ROOT, env))
         for name in CONTESTANTS:
-            path, module = MODULES[name]
+            path, module = sources[name]
             imports[name].append(import_seconds(module, path, env))
     boto3_median = statistics.median(imports["boto3"])
     results["import_seconds"] = {

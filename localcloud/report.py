@@ -245,5 +245,16 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
             for n in names
         ],
     )
+    handoff = results["thread_handoff"]
+    _table(
+        console,
+        "CPython thread hand-off: 10-task batches of CPU-bound Python, no I/O "
+        "(the baseline for concurrency with no round trip)",
+        ["tasks", "per second", "× one after another"],
+        [
+            ["one after another", handoff["sequential_tasks_per_second"], 1.0],
+            ["10 threads per batch", handoff["threaded_tasks_per_second"], handoff["ratio"]],
+        ],
+    )
     if results.get("package_kib") is not None:
         console.print(f"built package (sam build): {results['package_kib']:.0f} KiB")

@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from localcloud import bench
 
 
 def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
 
-    results = bench.run(messages=40, rounds=1, round_trip_ms=10, repeats=1, output=output)
+    results = bench.run(
+        messages=40, rounds=1, round_trip_ms=10, repeats=1, batch_repeats=1, output=output
+    )
 
     assert json.loads(output.read_text()) == json.loads(json.dumps(results))
     assert results["requests_per_message"] == {
@@ -31,3 +35,9 @@ def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path
         assert results["peak_memory_kib"][name] > 0
     assert results["messages_per_second"]["floor"]["vs_floor"] == 1.0
     assert set(results["cost_model"]) == {*bench.CONTESTANTS, "limits"}
+    handoff = results["thread_handoff"]
+    assert handoff["sequential_tasks_per_second"] > 0
+    assert handoff["threaded_tasks_per_second"] > 0
+    assert handoff["ratio"] == pytest.approx(
+        handoff["threaded_tasks_per_second"] / handoff["sequential_tasks_per_second"], abs=0.01
+    )
