@@ -43,20 +43,29 @@ $(VIEW_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@rm -f node_modules/.installed-* && touch $@
 
+# apt-get that waits (up to 10 minutes) for another apt or dpkg to let go of its locks
+# instead of failing at once: DPkg::Lock::Timeout covers dpkg's lock, but `apt-get update`
+# never waits for the package lists' lock, so it is retried while that lock is held.
+APT_INSTALL = for try in $$(seq 60); do \
+	  out=$$(apt-get update -qq 2>&1) && break; \
+	  echo "$$out" | grep -q "Could not get lock" || { echo "$$out" >&2; exit 1; }; \
+	  echo "apt-get update: another apt holds the package lists' lock; waiting" >&2; sleep 10; \
+	done; DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq
+
 # The browser tests drive Debian's chromium: installed here when missing (as root), or
 # the one line that says what to install. They never skip.
 CHROMIUM ?= $(shell command -v chromium 2>/dev/null || command -v chromium-browser 2>/dev/null)
 browser:
 	@if [ -z "$(CHROMIUM)" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	    $(APT_INSTALL) chromium >/dev/null; \
 	  else echo "chromium not found: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2; exit 1; fi; \
 	fi
 
 model: $(STAMP) ## SPIN model check: the queue and workflow protocols hold, each mutant is caught (needs spin, cc)
 	@if ! command -v spin >/dev/null || ! command -v cc >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin gcc >/dev/null; \
+	    $(APT_INSTALL) spin gcc >/dev/null; \
 	  else echo "spin or cc not found: install Debian's spin and gcc (sudo apt-get install spin gcc) for the model check" >&2; exit 1; fi; \
 	fi
 	python -m model.check
@@ -96,8 +105,11 @@ PARAMETERS = $(if $(CONFIG_ENV),--config-env $(CONFIG_ENV)) $(if $(PARAMETER_OVE
 demo: $(STAMP) ## the whole system on the embedded local cloud (no AWS account, no Docker)
 	python -m localcloud demo $(PARAMETERS)
 
+# Who the server answers besides 127.0.0.1 and localhost: ALLOW_HOST="name …" (HOST=0.0.0.0,
+# the container setup, adds host.docker.internal) and ALLOW_ORIGIN="http://localhost:3000 …".
+ALLOW_HOST ?= $(if $(filter 0.0.0.0,$(HOST)),host.docker.internal)
 serve: setup ## the application on 127.0.0.1:5000 for the AWS CLI (PORT=5001 if busy; HOST=0.0.0.0 for containers; Ctrl-C stops)
-	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
+	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(foreach h,$(ALLOW_HOST),--allow-host $(h)) $(foreach o,$(ALLOW_ORIGIN),--allow-origin $(o)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
 
 status: $(STAMP) ## the live view's tables once, from a running make serve [ENDPOINT=url]
 	python -m localcloud status $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))

@@ -75,13 +75,18 @@ def serve(args: argparse.Namespace) -> int:
             soft_wrap=True,
         )
         return 2
-    cloud = LocalCloud(
-        template=template,
-        server_port=args.port,
-        host=args.host,
-        visibility_timeout=args.visibility_timeout,
-        stack_name=args.stack_name,
-    )
+    try:
+        cloud = LocalCloud(
+            template=template,
+            server_port=args.port,
+            host=args.host,
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+            visibility_timeout=args.visibility_timeout,
+            stack_name=args.stack_name,
+        )
+    except ValueError as exc:  # an --allow-origin that is not an origin
+        raise CommandError(str(exc)) from exc
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
     stop = threading.Event()
     # Both signals, explicitly: a shell that backgrounds a job may start it with SIGINT
@@ -95,6 +100,14 @@ def serve(args: argparse.Namespace) -> int:
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
         )
         console.print(f"[bold]live view:[/] {cloud.view_url}", soft_wrap=True)
+        assert cloud.policy is not None
+        console.print(
+            f"[dim]answers Host {', '.join(cloud.policy.allowed_hosts())}; cross-origin "
+            f"pages: {', '.join(sorted(cloud.policy.origins)) or 'none'} (--allow-host, "
+            "--allow-origin); unsigned AWS calls and moto's /moto-api/ are refused",
+            soft_wrap=True,
+            markup=True,
+        )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
             console.print(f"[dim]note: {escape(note)}")
@@ -331,7 +344,23 @@ def main(argv: list[str] | None = None) -> int:
 
     p = commands.add_parser("serve", help="keep the application deployed on 127.0.0.1:PORT")
     p.add_argument("--port", type=int, default=5000)
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host name the server answers for (repeat), e.g. host.docker.internal; "
+        "by default only 127.0.0.1, localhost and the bound address, with the port",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin whose pages may call the server cross-origin (repeat), e.g. "
+        "http://localhost:3000; by default none",
+    )
     p.add_argument("--stack-name", default="order-guard")
     _parameter_options(p)
     p.add_argument(

@@ -14,7 +14,6 @@ so the stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -22,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import boto3
-import requests
 from moto import mock_aws
 from moto.core.config import DefaultConfig
+from moto.moto_api._internal.models import moto_api_backend
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
@@ -48,6 +47,7 @@ from localcloud import (
 from localcloud import view as view_module
 from localcloud.deploy import Deployment, deploy
 from localcloud.event_source import BatchOutcome, SqsEventSourceMapping, discover
+from localcloud.guard import Guard, Policy
 from localcloud.history import History
 from localcloud.state import queue_empty
 from localcloud.template import Template, load
@@ -55,17 +55,24 @@ from localcloud.template import Template, load
 
 class LocalServer(ThreadedMotoServer):
     """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
-    apps the local server already runs: moto's, and a Flask app beside it). A failure
-    to listen is raised from :meth:`start` instead of leaving it waiting forever."""
+    apps the local server already runs: moto's, and a Flask app beside it), both behind
+    :class:`~localcloud.guard.Guard` (Host, origin and signature checks; moto's control
+    API not served). A failure to listen is raised from :meth:`start` instead of leaving
+    it waiting forever."""
 
-    def __init__(self, ip_address: str, port: int, view: Any) -> None:
+    def __init__(self, ip_address: str, port: int, view: Any, policy: Policy) -> None:
         super().__init__(ip_address=ip_address, port=port, verbose=False)
         self._view = view
+        self._policy = policy
         self._failure: OSError | None = None
 
     def _server_entry(self) -> None:
-        app = DispatcherMiddleware(
-            DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
+        app = Guard(
+            DispatcherMiddleware(
+                DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
+            ),
+            self._policy,
+            report=lambda line: print(line, flush=True),
         )
         try:
             self._server = make_server(
@@ -118,6 +125,8 @@ class LocalCloud:
         region: str = "us-east-1",
         server_port: int | None = None,
         host: str = "127.0.0.1",
+        allow_hosts: Sequence[str] = (),
+        allow_origins: Sequence[str] = (),
         visibility_timeout: int | None = None,
     ) -> None:
         self.template = template or load(
@@ -127,6 +136,14 @@ class LocalCloud:
         self.region = region
         self.server_port = server_port
         self.host = host
+        self.policy: Policy | None = (
+            None
+            if server_port is None
+            else Policy.for_server(
+                host, server_port, allow_hosts=allow_hosts, allow_origins=allow_origins
+            )
+        )
+        """Who the server answers (server mode): see :mod:`localcloud.guard`."""
         self.visibility_timeout = visibility_timeout
         self._mock: Any = None
         self._server: LocalServer | None = None
@@ -180,20 +197,19 @@ class LocalCloud:
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
             self._set_environ({"MOTO_PORT": str(self.server_port)})
+            assert self.policy is not None
+            # moto's backends are process-wide: a server started after another one in
+            # this process starts empty, as a new emulator does (names are deterministic).
+            # In-process: the server does not serve moto's control API (localcloud.guard).
+            moto_api_backend.reset()
+            moto_api_backend.set_config(dict(MOTO_CONFIG))
             self._server = LocalServer(
                 self.host,
                 self.server_port,
                 view_module.create_app(self, self.history, self.stack_name),
+                self.policy,
             )
             self._server.start()
-            # moto's backends are process-wide: a server started after another one in
-            # this process starts empty, as a new emulator does (names are deterministic).
-            requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=10).raise_for_status()
-            requests.post(
-                f"{self.endpoint_url}/moto-api/config",
-                json=json.loads(json.dumps(MOTO_CONFIG)),
-                timeout=10,
-            ).raise_for_status()
             assert self.endpoint_url is not None
             function_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
         self._deployment = deploy(

@@ -39,7 +39,8 @@
   out`` and fails with ``Sandbox.Timedout``, whatever the handler returned (its side
   effects stay, as on Lambda). Step Functions on AWS names a timeout ``Lambda.Unknown``;
   moto's interpreter uses the ``errorType``, so locally it is ``Sandbox.Timedout``.
-- **Logs**: everything the invocation writes to stdout/stderr, between ``START`` and
+- **Logs**: everything the execution environment writes to stdout/stderr, from any of its
+  threads (never attributed by thread id: see :class:`_InvocationOutput`), between ``START`` and
   ``END``/``REPORT`` lines, goes to the function's CloudWatch Logs group in the emulator.
 
 moto's Step Functions interpreter sends ``lambda:invoke`` tasks to moto's Lambda backend;
@@ -74,8 +75,10 @@ import simplejson
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
 _INVOCATION_LOCK = threading.RLock()
-# The function running now and the threads that are not part of its invocation.
-_ACTIVE: tuple[LocalFunction, frozenset[int]] | None = None
+_OWNER = "_localcloud_environment"
+"""The attribute a thread carries when it belongs to a function's execution environment:
+the invoking thread during an invocation, and every thread started from an owned thread
+(:func:`_start_owned`), whenever it runs."""
 
 
 @dataclass
@@ -122,27 +125,32 @@ LogSink = Callable[[str, str, list[tuple[int, str]]], None]
 
 
 class _InvocationOutput(io.TextIOBase):
-    """A stream that sends an invocation's writes to the invocation's buffer.
+    """``sys.stdout``/``sys.stderr`` while the local cloud runs functions in-process.
 
-    Installed as ``sys.stdout``/``sys.stderr`` during an invocation and during the cold
-    start, so a logging handler created at import time (Powertools binds ``sys.stdout``
-    when its ``Logger`` is created) keeps writing into the right invocation. Writes from
-    the invoking thread and from threads the handler starts go to the invocation; writes
-    from threads that were already running (the server, a poller) go where they would
-    have gone, so they never land in a function's log group.
+    A write belongs to the execution environment of the thread that makes it (the
+    thread's :data:`_OWNER`), never to whatever runs at that moment: the invoking thread
+    and every thread started from it, at any depth (a handler's thread pool), write into
+    their environment's output, which the running invocation takes at its end. A thread
+    that belongs to no function (the server, a poller, a test) writes where it would
+    have written anyway, so it never lands in a function's log group. This is Lambda's
+    rule: an execution environment runs one invocation at a time, and every line it
+    writes, from any thread, is that invocation's (a line written between invocations
+    comes out with the next one, as when Lambda thaws the environment).
+
+    Installed once and kept: a logging handler created at import time (Powertools binds
+    ``sys.stdout`` when its ``Logger`` is created) keeps this object and stays routed.
     """
 
     def __init__(self, name: str) -> None:
         self.name_ = name
-        self.buffer_: io.StringIO | None = None
-        self.outside: frozenset[int] = frozenset()
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        if self.buffer_ is not None and threading.get_ident() not in self.outside:
-            return self.buffer_.write(text)
+        owner: LocalFunction | None = getattr(threading.current_thread(), _OWNER, None)
+        if owner is not None:
+            return owner._output.write(text)
         fallback = getattr(sys, f"__{self.name_}__")
         assert fallback is not None
         return int(fallback.write(text))
@@ -151,8 +159,35 @@ class _InvocationOutput(io.TextIOBase):
         return None
 
 
+class _EnvironmentOutput:
+    """What one execution environment's threads have written since it was last taken."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffer = io.StringIO()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            return self._buffer.write(text)
+
+    def take(self) -> str:
+        with self._lock:
+            text, self._buffer = self._buffer.getvalue(), io.StringIO()
+        return text
+
+
 _STDOUT = _InvocationOutput("stdout")
 _STDERR = _InvocationOutput("stderr")
+_ORIGINAL_THREAD_START = threading.Thread.start
+
+
+def _start_owned(self: threading.Thread) -> None:
+    """``threading.Thread.start``, handing the starting thread's execution environment
+    (if any) to the new thread, so what a handler's threads write is the handler's."""
+    owner = getattr(threading.current_thread(), _OWNER, None)
+    if owner is not None and getattr(self, _OWNER, None) is None:
+        setattr(self, _OWNER, owner)
+    _ORIGINAL_THREAD_START(self)
 
 
 @dataclass
@@ -170,6 +205,8 @@ class LocalFunction:
     region: str
     log_sink: LogSink | None = None
     _module: ModuleType | None = field(default=None, repr=False)
+    _output: _EnvironmentOutput = field(default_factory=_EnvironmentOutput, repr=False)
+    _invoking: bool = field(default=False, repr=False)
     _log_stream: str = field(default="", repr=False)
     # This environment's Powertools cold-start flags (module name → value); empty: cold.
     _cold_start_flags: dict[str, bool] = field(default_factory=dict, repr=False)
@@ -218,17 +255,19 @@ class LocalFunction:
 
     def _invoke_locked(self, event: Any) -> Invocation:
         request_id = str(uuid.uuid4())
-        buffer = io.StringIO()
         started = time.monotonic()
         if self._module is None:  # a cold start: a new execution environment
             self._log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
             self._cold_start_flags.clear()
+        # What this environment's threads wrote since the last invocation ended.
+        pending = self._output.take()
         with (
             _environment(self.runtime_environment(request_id)),
-            _captured(buffer, self),
+            _captured(self),
             _powertools_cold_start(self._cold_start_flags),
         ):
             print(f"START RequestId: {request_id} Version: $LATEST")
+            sys.stdout.write(pending)
             payload: Any
             handler: Callable[[Any, Any], Any] | None = None
             try:
@@ -264,8 +303,8 @@ class LocalFunction:
                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
                 f"Memory Size: {self.memory_mb} MB"
             )
+            lines = self._output.take().splitlines()
         self.invocations += 1
-        lines = buffer.getvalue().splitlines()
         if self.log_sink is not None:
             now = int(time.time() * 1000)
             events = [(now, line) for line in lines if line.strip()]
@@ -373,13 +412,12 @@ def timed_out(invocation: Invocation, function: LocalFunction) -> Invocation:
 def invoking_function() -> LocalFunction | None:
     """The function whose invocation the calling thread belongs to, else ``None``.
 
-    The invoking thread and the threads it starts belong to it; threads that were
-    already running when it started (a server, a poller, a test) do not.
+    The invoking thread and every thread started from it belong to the invocation
+    (:func:`_start_owned`); threads that belong to no function (a server, a poller, a
+    test) do not, nor does a function's thread while its function is not invoking.
     """
-    active = _ACTIVE
-    if active is None or threading.get_ident() in active[1]:
-        return None
-    return active[0]
+    owner: LocalFunction | None = getattr(threading.current_thread(), _OWNER, None)
+    return owner if owner is not None and owner._invoking else None
 
 
 class _Envelope(dict[str, Any]):
@@ -514,20 +552,28 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _captured(buffer: io.StringIO, function: LocalFunction) -> Iterator[None]:
-    global _ACTIVE
-    invoking = threading.get_ident()
-    outside = frozenset(t.ident for t in threading.enumerate() if t.ident not in (None, invoking))
-    for stream in (_STDOUT, _STDERR):
-        stream.buffer_, stream.outside = buffer, outside
-    _ACTIVE = (function, outside)
+def _captured(function: LocalFunction) -> Iterator[None]:
+    """Make the calling thread, and every thread it starts, ``function``'s for the
+    invocation; the streams route their writes to ``function``'s output."""
+    _own_threads()
+    thread = threading.current_thread()
+    previous = getattr(thread, _OWNER, None)  # an invocation made from inside another
+    setattr(thread, _OWNER, function)
+    function._invoking = True
     try:
         with contextlib.redirect_stdout(_STDOUT), contextlib.redirect_stderr(_STDERR):
             yield
     finally:
-        _ACTIVE = None
-        for stream in (_STDOUT, _STDERR):
-            stream.buffer_, stream.outside = None, frozenset()
+        function._invoking = False
+        if previous is None:
+            delattr(thread, _OWNER)
+        else:
+            setattr(thread, _OWNER, previous)
+
+
+def _own_threads() -> None:
+    """Hand a thread's execution environment down to the threads it starts (idempotent)."""
+    threading.Thread.start = _start_owned  # type: ignore[method-assign]
 
 
 # Powertools' cold-start flags, each a module-level ``is_cold_start`` (aws-lambda-powertools
@@ -658,8 +704,10 @@ def set_invoke_wrapper(wrapper: InvokeWrapper | None) -> None:
 
 
 def install() -> None:
-    """Replace ``LambdaSimpleBackend.invoke`` with the bridge (idempotent)."""
+    """Replace ``LambdaSimpleBackend.invoke`` with the bridge, and hand threads' execution
+    environments down to the threads they start (idempotent)."""
     LambdaSimpleBackend.invoke = _bridged_invoke  # type: ignore[method-assign]
+    _own_threads()
 
 
 def installed() -> bool:
