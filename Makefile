@@ -24,7 +24,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser model histories test lint scan audit build demo serve status invoke verify soak bench deploy deploy-prod clean lock
+.PHONY: help setup browser model histories test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -125,6 +125,9 @@ soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted fo
 
 histories: $(STAMP) ## the nightly size of the generated histories against the real worker (HISTORIES=2000)
 	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/test_histories.py --hypothesis-show-statistics
+
+attribution: setup ## 8 concurrent clients × 60 batches of 10: every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=60)
+	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),60) pytest tests/test_log_attribution.py -k concurrent
 
 bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
 	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)

@@ -23,13 +23,14 @@ from botocore.exceptions import (
     NoRegionError,
 )
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from localcloud.cloud import LocalCloud
+from localcloud.lambda_bridge import log_lines
 from localcloud.report import dumps, live, render, render_parameters, summary
 from localcloud.scenarios import queue_scenario, workflow_scenario
 from localcloud.template import UnsupportedTemplate, load, samconfig_stack_name
+from localcloud.terminal import plain, printable
 
 console = Console(highlight=False)
 
@@ -48,7 +49,7 @@ def demo(args: argparse.Namespace) -> int:
         )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
-            console.print(f"[dim]note: {escape(note)}")
+            console.print(f"[dim]note: {plain(note)}")
         show = live(console)
         reports = [queue_scenario(cloud, listener=show), workflow_scenario(cloud, listener=show)]
     passed, failed = summary(reports)
@@ -110,10 +111,10 @@ def serve(args: argparse.Namespace) -> int:
         )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
-            console.print(f"[dim]note: {escape(note)}")
+            console.print(f"[dim]note: {plain(note)}")
         width = max(len(name) for name in cloud.outputs)
         for name, value in cloud.outputs.items():
-            console.print(f"  {name:<{width}}  {value}", markup=False, soft_wrap=True)
+            console.print(f"  {name:<{width}}  {printable(value)}", markup=False, soft_wrap=True)
         queue, table = cloud.outputs["JobsQueueUrl"], cloud.outputs["OrdersTableName"]
         group = cloud.outputs["QueueWorkerLogGroupName"]
         job = '{"id": "dedup-order", "quantity": 4}'
@@ -167,11 +168,13 @@ def invoke(args: argparse.Namespace) -> int:
                     FunctionName=name, Payload=json.dumps(event).encode(), LogType="Tail"
                 )
             except lambda_client.exceptions.ResourceNotFoundException:
-                console.print(f"[red]no function {args.function!r} on {args.endpoint_url}")
+                console.print(
+                    f"[red]no function {plain(args.function)} on {plain(args.endpoint_url)}"
+                )
                 return 2
             log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
             body = json.loads(response["Payload"].read() or b"null")
-            _show(args.function, event_file, log.splitlines(), body, response.get("FunctionError"))
+            _show(args.function, event_file, log_lines(log), body, response.get("FunctionError"))
         return 0
     template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
     with LocalCloud(template=template) as cloud:
@@ -179,7 +182,9 @@ def invoke(args: argparse.Namespace) -> int:
             function = cloud.deployment.function(args.function)
         except KeyError:
             known = ", ".join(cloud.deployment.functions)
-            console.print(f"[red]no function {args.function!r} in template.yaml (have: {known})")
+            console.print(
+                f"[red]no function {plain(args.function)} in template.yaml (have: {known})"
+            )
             return 2
         for event_file, event in events:
             invocation = function.invoke(event)
@@ -192,12 +197,12 @@ def _show(function: str, event_file: str, log: list[str], body: Any, error: str 
     console.rule(f"{function} ← {event_file}")
     console.print("[bold]logs")
     for line in log:
-        console.print(line, markup=False, soft_wrap=True)
+        console.print(printable(line), markup=False, soft_wrap=True)
     if error:
         console.print(f"[bold red]function error ({error})[/] — the error envelope:")
     else:
         console.print("[bold]response")
-    console.print(dumps(body), markup=False, soft_wrap=True)
+    console.print("\n".join(map(printable, dumps(body).splitlines())), markup=False, soft_wrap=True)
 
 
 def verify(args: argparse.Namespace) -> int:
@@ -213,7 +218,9 @@ def verify(args: argparse.Namespace) -> int:
     target = StackTarget(
         stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
     )
-    console.print(f"[bold]verify[/] stack {stack_name} ({args.endpoint_url or 'AWS'})")
+    console.print(
+        f"[bold]verify[/] stack {plain(stack_name)} ({plain(args.endpoint_url or 'AWS')})"
+    )
     reports = run(target, run_id=args.run_id, keep=args.keep, listener=live(console))
     passed, failed = summary(reports)
     console.rule()
@@ -433,10 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except (UnsupportedTemplate, CommandError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(f"[red]error:[/] {plain(exc)}", soft_wrap=True)
         return 2
     except (BotoCoreError, ClientError) as exc:
-        console.print(f"[red]error:[/] {escape(aws_problem(exc, args))}", soft_wrap=True)
+        console.print(f"[red]error:[/] {plain(aws_problem(exc, args))}", soft_wrap=True)
         return 2
 
 

@@ -51,6 +51,7 @@ from localcloud.guard import Guard, Policy
 from localcloud.history import History
 from localcloud.state import queue_empty
 from localcloud.template import Template, load
+from localcloud.terminal import say
 
 
 class LocalServer(ThreadedMotoServer):
@@ -72,7 +73,7 @@ class LocalServer(ThreadedMotoServer):
                 DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
             ),
             self._policy,
-            report=lambda line: print(line, flush=True),
+            report=say,
         )
         try:
             self._server = make_server(
@@ -368,7 +369,7 @@ class LocalCloud:
         except logs.exceptions.ResourceNotFoundException:
             if group not in self._reported:
                 self._reported.add(group)
-                print(
+                say(
                     f"[logs] log group {group} does not exist: this function's log lines are "
                     "lost until it is created again (as on AWS)"
                 )
@@ -412,7 +413,7 @@ class LocalCloud:
                 except Exception as exc:  # noqa: BLE001 - keep serving; said once
                     if "discovery" not in self._reported:
                         self._reported.add("discovery")
-                        print(f"[event source mapping] listing mappings failed: {exc!r}")
+                        say(f"[event source mapping] listing mappings failed: {exc!r}")
 
         self._discovery = threading.Thread(target=look, name="esm-discovery", daemon=True)
         self._discovery.start()

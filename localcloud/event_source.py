@@ -45,6 +45,7 @@ from moto.sqs.models import sqs_backends
 
 from localcloud import lambda_bridge
 from localcloud.lambda_bridge import Invocation, LocalFunction
+from localcloud.terminal import say
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda.client import LambdaClient
@@ -251,7 +252,7 @@ class SqsEventSourceMapping:
                     self._stop.wait(5.0)
                     continue
                 if self._last_problem is not None:
-                    print(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
+                    say(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
                     self._last_problem = None
                 if outcome.invocation is None:
                     self._stop.wait(idle_wait_seconds)
@@ -275,7 +276,7 @@ class SqsEventSourceMapping:
             detail = f"queue {self.queue_arn} does not exist (deleted?)"
         else:
             detail = f"poll failed: {exc!r}"
-        print(
+        say(
             f"[event source mapping {self.uuid}] {detail}; retrying every 5 s, "
             "reported once until it recovers"
         )
@@ -328,7 +329,7 @@ def discover(
                 function = None
             if not source.startswith(f"arn:aws:sqs:{region}:") or function is None:
                 reported.add(uuid)
-                print(
+                say(
                     f"[event source mapping {uuid}] {source} -> {config.get('FunctionArn')}: "
                     "the local cloud polls only SQS queues for functions it runs; not polled"
                 )
@@ -346,7 +347,7 @@ def discover(
                 lambda_client=lambda_client,
                 uuid=uuid,
             )
-            print(f"[event source mapping {uuid}] polling {source} for {function.name}")
+            say(f"[event source mapping {uuid}] polling {source} for {function.name}")
             found.append(mapping)
     return found
 

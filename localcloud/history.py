@@ -59,10 +59,14 @@ class DecisionRecord:
     reason: str | None
 
 
+PAGE_SIZE = 50
+"""Rows of one page of decisions or invocations in the live view and ``status``."""
+
+
 class History:
     """The last ``limit`` invocations and decisions, newest last (thread-safe)."""
 
-    def __init__(self, limit: int = 2000) -> None:
+    def __init__(self, limit: int = 10_000) -> None:
         self._lock = threading.Lock()
         self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
         self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
@@ -83,13 +87,31 @@ class History:
             self.invocations.append(entry)
             self.decisions.extend(decisions)
 
-    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
-        """Both lists, newest first, as JSON-ready dicts."""
+    def pages(
+        self, *, decisions: int = 1, invocations: int = 1, size: int = PAGE_SIZE
+    ) -> dict[str, Any]:
+        """One page of each list, newest first, as JSON-ready dicts, and where each page
+        stands: ``{"decisions": [...], "invocations": [...], "pages": {"decisions":
+        {"page", "count", "total"}, "invocations": {...}}}``. Pages count from 1; a page
+        past the last is empty. A refresh copies at most ``size`` rows of each list,
+        whatever the history holds."""
+        shown: dict[str, Any] = {"pages": {}}
         with self._lock:
-            return {
-                "invocations": [asdict(i) for i in reversed(self.invocations)],
-                "decisions": [asdict(d) for d in reversed(self.decisions)],
-            }
+            for name, rows, number in (
+                ("decisions", self.decisions, decisions),
+                ("invocations", self.invocations, invocations),
+            ):
+                total = len(rows)
+                number = max(1, number)
+                end = total - (number - 1) * size  # newest first: count from the end
+                picked = [rows[i] for i in range(end - 1, max(0, end - size) - 1, -1)]
+                shown[name] = [asdict(row) for row in picked]
+                shown["pages"][name] = {
+                    "page": number,
+                    "count": max(1, -(-total // size)),
+                    "total": total,
+                }
+        return shown
 
 
 def result_lines(lines: list[str]) -> list[dict[str, Any]]:

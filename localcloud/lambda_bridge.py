@@ -303,7 +303,7 @@ class LocalFunction:
                 f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
                 f"Memory Size: {self.memory_mb} MB"
             )
-            lines = self._output.take().splitlines()
+            lines = log_lines(self._output.take())
         self.invocations += 1
         if self.log_sink is not None:
             now = int(time.time() * 1000)
@@ -407,6 +407,17 @@ def timed_out(invocation: Invocation, function: LocalFunction) -> Invocation:
     result becomes the runtime's ``Sandbox.Timedout`` error (for fault injection)."""
     envelope = dict(_timeout_envelope(invocation.request_id, function.timeout_s))
     return replace(invocation, payload=envelope, error=True)
+
+
+def log_lines(text: str) -> list[str]:
+    """An invocation's output as Lambda cuts it into log events: at ``\n`` only.
+
+    Not ``str.splitlines``, which also cuts at ``\r``, ``\v``, ``\f``, ``\x1c``–``\x1e``,
+    ``\x85``, ``\u2028`` and ``\u2029``: Powertools writes JSON with
+    ``ensure_ascii=False``, so an order id holding one of them would cut its ``RESULT``
+    line in two, and neither half would read as a write decision."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def invoking_function() -> LocalFunction | None:

@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from localcloud.scenarios import Report, Step, StepListener
 from localcloud.template import Template
+from localcloud.terminal import plain
 
 _STYLE = {
     "accepted": "green",
@@ -34,7 +34,7 @@ def render_parameters(console: Console, template: Template, heading: str) -> Non
     for column in ("parameter", "value", "from"):
         table.add_column(column)
     for name, value in template.parameters.items():
-        table.add_row(*map(escape, (name, value, template.parameter_sources.get(name, ""))))
+        table.add_row(*map(plain, (name, value, template.parameter_sources.get(name, ""))))
     console.print(table)
 
 
@@ -62,9 +62,9 @@ def render_step(console: Console, step: Step) -> None:
         for row in step.rows:
             style = _STYLE.get(row.decision, "")
             table.add_row(
-                row.order_id or "—",
-                row.note,
-                f"[{style}]{row.decision}[/]" if style else row.decision,
+                plain(row.order_id or "—"),
+                plain(row.note),
+                f"[{style}]{plain(row.decision)}[/]" if style else plain(row.decision),
                 _item(row.previous),
                 _item(row.stored),
             )
@@ -101,7 +101,8 @@ def dumps(value: Any) -> str:
 
 def render_status(console: Console, state: Mapping[str, Any]) -> None:
     """The live view's sections as terminal tables (``python -m localcloud status``)."""
-    console.rule(f"[bold]Order Guard local cloud, stack {escape(str(state.get('stack')))}")
+    console.rule(f"[bold]Order Guard local cloud, stack {plain(state.get('stack'))}")
+    pages = state.get("pages", {})
     _table(
         console,
         "Queues",
@@ -121,13 +122,13 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
     )
     _table(
         console,
-        "Write decisions (newest first)",
+        f"Write decisions (newest first){_shown(pages.get('decisions'))}",
         ["order id", "from", "decision", "item before", "item after"],
         [
             [
                 d["order_id"],
                 d["source"],
-                f"[{_STYLE.get(d['decision'], 'white')}]{d['decision']}[/]",
+                f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
                 _item(d["before"]),
                 _item(d["after"]),
             ]
@@ -139,11 +140,12 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         table = state[key]
         columns = ["id", "quantity", "total_cents"] if key == "orders" else ["id", "attempts"]
         rows = [[item.get(c) for c in columns] for item in table["items"]]
-        _table(console, f"{title}{' (gone)' if table['gone'] else ''}", columns, rows)
+        counted = f", {len(rows)} of {table.get('count', len(rows))} item(s) shown"
+        _table(console, f"{title}{' (gone)' if table['gone'] else counted}", columns, rows)
     workflow = state["workflow"]
     _table(
         console,
-        f"Executions of {workflow['name']}{' (gone)' if workflow['gone'] else ''}",
+        f"Executions of {plain(workflow['name'])}{' (gone)' if workflow['gone'] else ''}",
         ["execution", "status", "task events", "output"],
         [
             [
@@ -160,10 +162,17 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
     )
     _table(
         console,
-        "Invocations (newest first)",
+        f"Invocations (newest first){_shown(pages.get('invocations'))}",
         ["function", "given", "result", "ms"],
         [[i["function"], i["given"], i["result"], i["duration_ms"]] for i in state["invocations"]],
     )
+
+
+def _shown(page: Mapping[str, Any] | None) -> str:
+    """``, 50 of 812 shown`` for a paged list (empty when it all fits)."""
+    if not page or page.get("count", 1) <= 1:
+        return ""
+    return f", page {page['page']} of {page['count']}, {page['total']} in all"
 
 
 def _table(
@@ -180,7 +189,7 @@ def _table(
     for row in rows:
         table.add_row(
             *(
-                str(cell) if index == markup_column else escape("" if cell is None else str(cell))
+                str(cell) if index == markup_column else plain("" if cell is None else cell)
                 for index, cell in enumerate(row)
             )
         )

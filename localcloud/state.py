@@ -367,22 +367,20 @@ def queues(target: Target) -> list[dict[str, Any]]:
 
 
 def mappings(target: Target) -> list[dict[str, Any]]:
-    """Every event source mapping: source, function, batch size, state."""
-    found = []
-    paginator = target.client("lambda").get_paginator("list_event_source_mappings")
-    for page in paginator.paginate():
-        for mapping in page.get("EventSourceMappings", []):
-            found.append(
-                {
-                    "uuid": mapping["UUID"],
-                    "source": str(mapping.get("EventSourceArn", "")).rsplit(":", 1)[-1],
-                    "function": str(mapping.get("FunctionArn", "")).rsplit(":", 1)[-1],
-                    "batch_size": mapping.get("BatchSize"),
-                    "state": mapping.get("State"),
-                    "response_types": ", ".join(mapping.get("FunctionResponseTypes") or []),
-                }
-            )
-    return found
+    """The event source mappings (the first :data:`MAPPINGS_SHOWN`): source, function,
+    batch size, state."""
+    listed = target.client("lambda").list_event_source_mappings(MaxItems=MAPPINGS_SHOWN)
+    return [
+        {
+            "uuid": mapping["UUID"],
+            "source": str(mapping.get("EventSourceArn", "")).rsplit(":", 1)[-1],
+            "function": str(mapping.get("FunctionArn", "")).rsplit(":", 1)[-1],
+            "batch_size": mapping.get("BatchSize"),
+            "state": mapping.get("State"),
+            "response_types": ", ".join(mapping.get("FunctionResponseTypes") or []),
+        }
+        for mapping in listed.get("EventSourceMappings", [])
+    ]
 
 
 def _plain(value: Mapping[str, Any]) -> Any:
@@ -397,25 +395,40 @@ def _plain(value: Mapping[str, Any]) -> Any:
     return inner
 
 
-def table_items(target: Target, output: str) -> dict[str, Any]:
-    """Every item of the table named by ``output`` (``gone`` once deleted)."""
+TABLE_PAGE_ITEMS = 25
+"""Items of one page of a table in the live view and ``status``."""
+MAPPINGS_SHOWN = 50
+"""Event source mappings the live view lists, at most."""
+
+
+def table_page(
+    target: Target, output: str, *, start: str | None = None, limit: int = TABLE_PAGE_ITEMS
+) -> dict[str, Any]:
+    """One page of the table named by ``output``: at most ``limit`` items, read by one
+    ``Scan`` with ``Limit`` (so a refresh reads the same few items however large the
+    table is), from the business key ``start`` on (exclusive), and the table's
+    ``ItemCount`` from ``DescribeTable`` (DynamoDB refreshes it about every six hours;
+    the emulator's is exact).
+
+    Returns:
+        ``{"name", "gone", "count", "items", "next"}``; ``next`` is the key the following
+        page starts after, ``None`` on the last page; ``gone`` once the table is deleted.
+    """
     name = target.outputs[output]
     dynamodb = target.client("dynamodb")
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": name, "ConsistentRead": True}
+    kwargs: dict[str, Any] = {"TableName": name, "Limit": limit}
+    if start is not None:
+        kwargs["ExclusiveStartKey"] = {"id": {"S": start}}
     try:
-        while True:
-            page = dynamodb.scan(**kwargs)
-            items += [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        count = int(dynamodb.describe_table(TableName=name)["Table"].get("ItemCount", 0))
+        page = dynamodb.scan(**kwargs)
     except ClientError as exc:  # a deleted table is shown as gone
         if not _gone(exc):
             raise
-        return {"name": name, "gone": True, "items": []}
-    items.sort(key=lambda item: str(item.get("first_written_at", item.get("id"))))
-    return {"name": name, "gone": False, "items": items}
+        return {"name": name, "gone": True, "count": 0, "items": [], "next": None}
+    items = [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
+    following = page.get("LastEvaluatedKey", {}).get("id", {}).get("S")
+    return {"name": name, "gone": False, "count": count, "items": items, "next": following}
 
 
 def executions(target: Target, limit: int = 20) -> dict[str, Any]:
@@ -462,12 +475,19 @@ def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
     return events
 
 
-def stack_state(target: Target) -> dict[str, Any]:
-    """Everything ``status`` and the live view show, read once."""
+def stack_state(
+    target: Target, *, orders_after: str | None = None, attempts_after: str | None = None
+) -> dict[str, Any]:
+    """Everything ``status`` and the live view show, read once; a bounded read whatever
+    the account holds (one page per table, the newest executions, the first mappings).
+
+    Args:
+        orders_after, attempts_after: the business key a table's page starts after.
+    """
     return {
         "queues": queues(target),
         "mappings": mappings(target),
-        "orders": table_items(target, "OrdersTableName"),
-        "attempts": table_items(target, "AttemptsTableName"),
+        "orders": table_page(target, "OrdersTableName", start=orders_after),
+        "attempts": table_page(target, "AttemptsTableName", start=attempts_after),
         "workflow": executions(target),
     }

@@ -22,10 +22,15 @@ zero-width characters), surrogates, private-use and unassigned code points, and 
 and paragraph separators."""
 
 
+_NAMED: Final = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 @functools.lru_cache(maxsize=4096)
 def _shown(character: str) -> str:
     if unicodedata.category(character) not in ESCAPED_CATEGORIES:
         return character
+    if character in _NAMED:
+        return _NAMED[character]
     code = ord(character)
     if code <= 0xFF:
         return f"\\x{code:02x}"
@@ -44,3 +49,8 @@ def printable(text: object) -> str:
 def plain(text: object) -> str:
     """:func:`printable`, then rich's markup escaped: safe for ``Console.print``."""
     return escape(printable(text))
+
+
+def say(line: object) -> None:
+    """Print one line of the local cloud's own on the terminal, :func:`printable`."""
+    print(printable(line), flush=True)

@@ -161,7 +161,7 @@ class ZipFunction(LocalFunction):
                 }
             error = True
         else:
-            lines.extend(reply.get("output", "").splitlines())
+            lines.extend(lambda_bridge.log_lines(reply.get("output", "")))
             error = bool(reply["error"])
             payload = (
                 base64.b64decode(reply["payload_b64"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -11,7 +12,9 @@ import pytest
 from rich.console import Console
 
 from localcloud.cloud import LocalCloud
+from localcloud.history import decision_of
 from localcloud.report import render_status
+from localcloud.state import TABLE_PAGE_ITEMS
 from localcloud.view import create_app, short
 
 
@@ -131,3 +134,126 @@ def test_status_prints_the_same_tables_once(
         assert heading in out
     assert out.count("conflict") == 5  # listed on each of the maxReceiveCount receives
     assert "accepted" in out
+
+
+class CountingTarget:
+    """A target whose DynamoDB client counts the items its reads return."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.items_read = 0
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return self.cloud.outputs
+
+    def settle(self, timeout_s: float) -> None:
+        self.cloud.settle(timeout_s)
+
+    def client(self, service: str) -> Any:
+        client = self.cloud.client(service)
+        if service != "dynamodb":
+            return client
+        target = self
+
+        class Counting:
+            def __getattr__(self, name: str) -> Any:
+                method = getattr(client, name)
+                if name not in ("scan", "query", "get_item", "batch_get_item"):
+                    return method
+
+                def counted(**kwargs: Any) -> Any:
+                    response = method(**kwargs)
+                    target.items_read += len(response.get("Items", [])) + ("Item" in response)
+                    return response
+
+                return counted
+
+        return Counting()
+
+
+def fill(cloud: LocalCloud, orders: int, first: int = 0) -> None:
+    """``orders`` stored orders with 2 KB ids, and as many write decisions in the history."""
+    dynamodb = cloud.client("dynamodb")
+    ids = [f"{n:06d}-" + "x" * 2041 for n in range(first, first + orders)]
+    for start in range(0, len(ids), 25):
+        dynamodb.batch_write_item(
+            RequestItems={
+                cloud.outputs["OrdersTableName"]: [
+                    {
+                        "PutRequest": {
+                            "Item": {
+                                "id": {"S": order_id},
+                                "quantity": {"N": "4"},
+                                "total_cents": {"N": "1100"},
+                            }
+                        }
+                    }
+                    for order_id in ids[start : start + 25]
+                ]
+            }
+        )
+    for order_id in ids:
+        line = {"message": "RESULT", "decision": "accepted", "id": order_id, "quantity": 4}
+        cloud.history.decisions.append(decision_of(line, 0.0))
+
+
+def refresh(cloud: LocalCloud, path: str) -> tuple[int, int]:
+    """(items read from DynamoDB, bytes sent) for one request of the view."""
+    target = CountingTarget(cloud)
+    response = create_app(target, cloud.history, "order-guard").test_client().get(path)
+    assert response.status_code == 200
+    return target.items_read, len(response.get_data())
+
+
+def test_a_refresh_reads_and_sends_the_same_bounded_amount_whatever_the_table_size(
+    cloud: LocalCloud,
+) -> None:
+    fill(cloud, 200)
+    small = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
+    fill(cloud, 1800, first=200)  # 2,000 orders of 2 KB and 2,000 decisions in all
+    large = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
+
+    for path in small:
+        items_small, bytes_small = small[path]
+        items_large, bytes_large = large[path]
+        assert items_large == items_small <= 2 * TABLE_PAGE_ITEMS  # a page per table, at most
+        assert bytes_large <= bytes_small * 1.02
+    assert large["/sections"][1] < 150_000  # not the 4 MB of ids the table holds
+    html = get(cloud, "/sections")
+    assert "2000 in all, page 1 of 40" in html
+    assert "2000 item(s); 25 shown" in html
+
+
+def test_older_decisions_are_on_later_pages_newest_first(cloud: LocalCloud) -> None:
+    for n in range(60):
+        line = {"message": "RESULT", "decision": "accepted", "id": f"order-{n:02d}", "quantity": 1}
+        cloud.history.decisions.append(decision_of(line, float(n)))
+
+    first = json.loads(get(cloud, "/state.json"))
+    second = json.loads(get(cloud, "/state.json?decisions=2"))
+
+    assert [d["order_id"] for d in first["decisions"]][:2] == ["order-59", "order-58"]
+    assert [d["order_id"] for d in second["decisions"]] == [
+        f"order-{n:02d}" for n in range(9, -1, -1)
+    ]
+    assert second["pages"]["decisions"] == {"page": 2, "count": 2, "total": 60}
+    assert '<a href="?decisions=2">older</a>' in get(cloud, "/sections")
+
+
+HOSTILE_ID = "\x1b[2J\x1b[H\rRESULT queue accepted fake\u202eredro\x9b31m\u2028"
+
+
+def test_status_prints_a_stored_id_with_its_control_characters_escaped(cloud: LocalCloud) -> None:
+    send(cloud, {"id": HOSTILE_ID, "quantity": 2})
+    cloud.drain(timeout_s=30)
+    state = json.loads(get(cloud, "/state.json"))
+    out = io.StringIO()
+
+    render_status(Console(file=out, width=400, color_system=None), state)
+
+    printed = out.getvalue()
+    assert HOSTILE_ID not in printed
+    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
+        assert raw not in printed
+    assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed

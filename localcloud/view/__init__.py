@@ -10,7 +10,16 @@ would be, needs no connection kept per browser tab, and recovers by itself when 
 server restarts.
 
 Routes: ``/`` the page, ``/sections`` the part that refreshes, ``/state.json`` the same
-data for ``python -m localcloud status``, ``/htmx.min.js`` the library.
+data for ``python -m localcloud status``, ``/htmx.min.js`` the library. All are ``GET``
+and read-only; the server's guard (:mod:`localcloud.guard`) refuses every other method,
+foreign origins and framing.
+
+Every refresh reads and sends a bounded amount, whatever the account holds: one page of
+write decisions and invocations (:data:`~localcloud.history.PAGE_SIZE`, newest first,
+``?decisions=N`` / ``?invocations=N`` for older pages), one page of each table (one
+``Scan`` with ``Limit``; ``?orders_after=ID`` / ``?attempts_after=ID`` for the next) with
+its item count, the newest executions; and long strings are cut, on the page and in the
+hover text alike (:func:`short`, :func:`hover`).
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, abort, jsonify, render_template, send_file
+from flask import Flask, Response, abort, jsonify, render_template, request, send_file
 
 from localcloud.history import History
 from localcloud.state import Target, stack_state
@@ -33,11 +42,24 @@ def create_app(target: Target, history: History, stack_name: str) -> Flask:
     """The view's WSGI app for one stack (mounted at :data:`PATH`)."""
     app = Flask(__name__, template_folder=str(Path(__file__).parent / "templates"))
     app.jinja_env.filters["short"] = short
+    app.jinja_env.filters["hover"] = hover
     app.jinja_env.filters["item"] = item
     app.jinja_env.filters["clock"] = clock
 
     def data() -> dict[str, Any]:
-        return {"stack": stack_name, **stack_state(target), **history.snapshot()}
+        args = request.args
+        return {
+            "stack": stack_name,
+            **stack_state(
+                target,
+                orders_after=args.get("orders_after"),
+                attempts_after=args.get("attempts_after"),
+            ),
+            **history.pages(
+                decisions=args.get("decisions", 1, type=int) or 1,
+                invocations=args.get("invocations", 1, type=int) or 1,
+            ),
+        }
 
     @app.get("/")
     def page() -> str:
@@ -65,6 +87,16 @@ def short(value: Any, keep: int = 14) -> str:
     id on hover)."""
     text = "" if value is None else str(value)
     return text if len(text) <= keep else f"{text[: keep - 1]}…"
+
+
+HOVER_LIMIT = 256
+"""Characters of a string the page keeps in hover text (an order id may be 2048 bytes)."""
+
+
+def hover(value: Any) -> str:
+    """The hover text of a shortened id: the whole id up to :data:`HOVER_LIMIT`
+    characters, so a page of long ids stays small."""
+    return short(value, HOVER_LIMIT)
 
 
 def item(value: Any) -> str:
