@@ -126,8 +126,8 @@ soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted fo
 histories: $(STAMP) ## the nightly size of the generated histories against the real worker (HISTORIES=2000)
 	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/test_histories.py --hypothesis-show-statistics
 
-attribution: setup ## 8 concurrent clients × 60 batches of 10: every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=60)
-	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),60) pytest tests/test_log_attribution.py -k concurrent
+attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=15)
+	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/test_log_attribution.py -k concurrent
 
 bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
 	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)

@@ -33,7 +33,7 @@ from typing import Any, Final
 import click
 from cfnlint.decode import cfn_yaml
 from samcli.cli.types import CfnParameterOverridesType
-from samcli.lib.config.exceptions import SamConfigFileReadException
+from samcli.lib.config.exceptions import SamConfigFileReadException, SamConfigVersionException
 from samcli.lib.config.samconfig import SamConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -276,8 +276,8 @@ def samconfig_parameter_overrides(
     if samconfig is None or not samconfig.exists():
         return {}
     where = f"{samconfig.name} [{config_env}]"
+    config = read_samconfig(samconfig)
     try:
-        config = SamConfig(samconfig.parent, samconfig.name)
         environments = config.get_stage_configuration_names()
         if config_env not in environments:
             raise UnsupportedTemplate(
@@ -294,6 +294,25 @@ def samconfig_parameter_overrides(
         return _parse_overrides(raw, f"{where} parameter_overrides")
 
 
+def read_samconfig(path: Path) -> SamConfig:
+    """The SAM CLI configuration file, read by SAM CLI's own ``SamConfig``.
+
+    Raises:
+        UnsupportedTemplate: the file cannot be parsed; one line with the file and what
+            the parser said, its line and column included (``samconfig.toml: Unexpected
+            character: 'x' at line 3 col 5``), as ``sam deploy`` prints it. SAM CLI's own
+            exception holds the parser's error as its message, which ``str`` refuses.
+    """
+    try:
+        return SamConfig(path.parent, path.name)
+    except (SamConfigFileReadException, SamConfigVersionException) as exc:
+        cause: BaseException = exc
+        while cause.__cause__ is not None:  # SamConfigFileReadException → FileParseException
+            cause = cause.__cause__  # → the TOML, YAML or JSON parser's own error
+        detail = " ".join(str(cause.args[0] if cause is exc else cause).split())
+        raise UnsupportedTemplate(str(path.name), detail) from exc
+
+
 def samconfig_stack_name(config_env: str, samconfig: Path = SAMCONFIG_PATH) -> str:
     """``stack_name`` of a samconfig environment for ``sam deploy``.
 
@@ -301,7 +320,7 @@ def samconfig_stack_name(config_env: str, samconfig: Path = SAMCONFIG_PATH) -> s
         UnsupportedTemplate: no such environment, or it names no stack.
     """
     where = f"{samconfig.name} [{config_env}]"
-    config = SamConfig(samconfig.parent, samconfig.name)
+    config = read_samconfig(samconfig)
     if config_env not in config.get_stage_configuration_names():
         raise UnsupportedTemplate(where, "no such environment")
     name = config.get_all(["deploy"], "parameters", env=config_env).get("stack_name")

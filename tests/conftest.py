@@ -234,6 +234,13 @@ def scan_orders(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:
     }
 
 
+def stored_answer(table: str, units: float = 1.0) -> dict[str, Any]:
+    """DynamoDB's answer to a successful write or read asked with
+    ``ReturnConsumedCapacity: TOTAL`` (what the workers require before they count a call
+    as done), for botocore's Stubber."""
+    return {"ConsumedCapacity": {"TableName": table, "CapacityUnits": units}}
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 for a local-cloud server."""
     with socket.socket() as s:

@@ -49,7 +49,7 @@ from order_guard.failures import (
     dynamodb_call,
     is_transient,
 )
-from tests.conftest import LambdaContext, Tables, workflow_settings_for
+from tests.conftest import LambdaContext, Tables, stored_answer, workflow_settings_for
 
 ASL_PATH = "statemachine/orders.asl.json"
 TASK_STATES = ("StoreOrder", "ReadSummary")
@@ -114,6 +114,8 @@ TRANSIENT_BOTOCORE = [
     ResponseStreamingError(error="e"),
     *(client_error(code, 400) for code in sorted(THROTTLING_ERROR_CODES | TRANSIENT_ERROR_CODES)),
     *(client_error("AnythingUnmodelled", status) for status in (500, 502, 503, 504, 599)),
+    client_error("AnythingUnmodelled", 408),  # Request Timeout (issue 18)
+    client_error("AnythingUnmodelled", 429),  # Too Many Requests (issue 18)
 ]
 PERMANENT_BOTOCORE = [
     client_error("AccessDeniedException", 400),
@@ -171,7 +173,7 @@ def faulty_deps(tables: Tables) -> workflow_worker.Dependencies:
 
 # (operation hit, the Task state that sees the failure, the payload)
 STAGES = [
-    ("UpdateItem", "StoreOrder", {"quantity": 2}),
+    ("UpdateItem", "StoreOrder", {"quantity": 2, "mode": "after-write"}),  # needs the count
     ("PutItem", "StoreOrder", {"quantity": 2}),
     ("GetItem", "ReadSummary", {"stage": "summary"}),
 ]
@@ -261,13 +263,19 @@ def permanent_failures(tables: Tables) -> dict[str, tuple[str, BaseException]]:
 
     stubbed = boto3.client("dynamodb", region_name="us-east-1")
     stubber = Stubber(stubbed)
-    stubber.add_response("update_item", {"Attributes": {"attempts": {"N": "1"}}})
+    stubber.add_response(
+        "update_item",
+        {"Attributes": {"attempts": {"N": "1"}}, **stored_answer(tables.attempts, 0.5)},
+    )
     stubber.add_client_error("put_item", "ConditionalCheckFailedException", http_status_code=400)
     stubber.add_client_error("get_item", "AccessDeniedException", http_status_code=400)
+    stubber.add_client_error("update_item", "AccessDeniedException", http_status_code=400)
     stubbed_deps = workflow_worker.Dependencies(stubbed, deps.settings)
     with stubber:
         capture("unreadable stored item", "StoreOrder", {"id": "u", "quantity": 1}, stubbed_deps)
         capture("access denied", "ReadSummary", {"stage": "summary", "id": "u"}, stubbed_deps)
+        counted = {"id": "c", "quantity": 1, "mode": "after-write"}
+        capture("attempts counter unavailable", "StoreOrder", counted, stubbed_deps)
     with pytest.raises(ConfigurationError) as configuration:
         WorkflowWorkerSettings.from_environ({})
     raised["configuration error"] = ("StoreOrder", configuration.value)
@@ -288,6 +296,7 @@ def test_no_permanent_failure_meets_a_retrier_and_domain_ones_are_caught(
         "order not found": "OrderNotFound",
         "unreadable stored item": "UnreadableStoredOrder",
         "access denied": "ClientError",
+        "attempts counter unavailable": "AttemptsCounterUnavailable",
         "configuration error": "ConfigurationError",
     }
     for name in names.values():
@@ -295,6 +304,11 @@ def test_no_permanent_failure_meets_a_retrier_and_domain_ones_are_caught(
             assert retrier_for(states[state], name) is None, f"{state} retries {name}"
     for label in ("invalid order", "conflicting order"):
         assert catcher_for(states["StoreOrder"], names[label]) is not None
-    for label in ("order not found", "access denied", "unreadable stored item"):
+    for label in (
+        "order not found",
+        "access denied",
+        "unreadable stored item",
+        "attempts counter unavailable",
+    ):
         state, _ = failures[label]
         assert catcher_for(states[state], names[label]) is None  # fails under its own name

@@ -24,6 +24,7 @@ from tests.conftest import (
     queue_settings,
     scan_orders,
     sqs_record,
+    stored_answer,
     workflow_settings_for,
 )
 
@@ -143,7 +144,7 @@ def test_a_fault_in_the_middle_of_a_batch_lists_exactly_that_record(
     deps = queue_worker.Dependencies(dynamodb=client, settings=queue_settings(tables.orders))
     stubber = KeyedStubber(client)  # the three records call concurrently, in any order
     _, code, message, status, item = fault
-    stubber.add_response_for("order-0", "put_item", {})  # the first record succeeds
+    stubber.add_response_for("order-0", "put_item", stored_answer(tables.orders))  # succeeds
     stubber.add_client_error_for(
         "order-1",
         "put_item",
@@ -152,7 +153,7 @@ def test_a_fault_in_the_middle_of_a_batch_lists_exactly_that_record(
         http_status_code=status,
         modeled_fields={"Item": item} if item else None,
     )
-    stubber.add_response_for("order-2", "put_item", {})  # the last record succeeds
+    stubber.add_response_for("order-2", "put_item", stored_answer(tables.orders))  # succeeds
     records = [sqs_record(json.dumps({"id": f"order-{i}", "quantity": 4})) for i in range(3)]
 
     with stubber:
@@ -168,7 +169,10 @@ def test_unreadable_stored_items_are_the_error_decision_in_the_workflow_too(
 ) -> None:
     client = boto3.client("dynamodb", region_name="us-east-1")
     stubber = Stubber(client)
-    stubber.add_response("update_item", {"Attributes": {"attempts": {"N": "1"}}})
+    stubber.add_response(
+        "update_item",
+        {"Attributes": {"attempts": {"N": "1"}}, **stored_answer(tables.attempts, 0.5)},
+    )
     stubber.add_client_error("put_item", *CONDITION_FAILED[:2], http_status_code=400)
     deps = workflow_worker.Dependencies(
         dynamodb=client,

@@ -11,6 +11,8 @@ import pytest
 from localcloud import cli
 from localcloud.cloud import LocalCloud
 from localcloud.scenarios import Report, load_event, queue_scenario, workflow_scenario
+from localcloud.state import run_execution, task_attempts
+from localcloud.state import stored as state_stored
 from localcloud.template import Template, UnsupportedTemplate, load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,3 +202,27 @@ def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
     store = [attempt for attempt in task_attempts(history) if attempt.state == "StoreOrder"]
     assert [attempt.error for attempt in store] == ["Sandbox.Timedout"] * 3
     assert described["status"] == "FAILED"
+
+
+def test_with_the_attempts_table_gone_orders_are_still_stored_by_the_workflow() -> None:
+    """Issue 18, finding 3: every execution failed after its retries and no order was
+    stored, while the queue path stored the same orders."""
+    with LocalCloud() as cloud:
+        cloud.client("dynamodb").delete_table(TableName=cloud.outputs["AttemptsTableName"])
+
+        normal, _ = run_execution(cloud, "no-counter", {"id": "no-counter", "quantity": 2})
+        counted, history = run_execution(
+            cloud, "needs-counter", {"id": "needs-counter", "quantity": 2, "mode": "after-write"}
+        )
+        stored = {
+            order_id: state_stored(cloud, order_id) for order_id in ("no-counter", "needs-counter")
+        }
+
+    assert normal["status"] == "SUCCEEDED"
+    assert counted["status"] == "FAILED"
+    assert counted["error"] == "AttemptsCounterUnavailable"  # by name, never retried
+    assert [a.error for a in task_attempts(history)] == ["AttemptsCounterUnavailable"]
+    assert stored == {
+        "no-counter": {"id": "no-counter", "quantity": 2, "total_cents": 600},
+        "needs-counter": None,
+    }

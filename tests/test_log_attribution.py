@@ -35,7 +35,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "bridge_functions"
 SENDERS = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_SENDERS", "4"))
 BATCHES = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_BATCHES", "5"))
 """Per sender, per client kind (boto3 threads and AWS SDK for JavaScript senders): the
-suite sends 2 × 4 × 5 batches of 10; ``make attribution`` sends 2 × 4 × 60."""
+suite sends 2 × 4 × 5 batches of 10; ``make attribution`` sends 2 × 4 × 15 (moto's SQS scans
+the whole queue on every call, so a deeper queue costs quadratic time, not coverage)."""
 
 
 def function(handler: str) -> LocalFunction:
@@ -102,7 +103,9 @@ def test_a_line_written_between_invocations_comes_out_with_the_next_one() -> Non
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalCloud]:
-    with LocalCloud(server_port=free_port(), visibility_timeout=5) as running:
+    # The template's visibility timeout (60 s): a slow machine must not see a message
+    # redelivered while its first batch still runs (that is a second RESULT line, rightly).
+    with LocalCloud(server_port=free_port()) as running:
         running.start_event_sources(idle_wait_seconds=0.05)
         yield running
 
@@ -202,7 +205,7 @@ def test_every_message_of_concurrent_batches_from_several_clients_has_one_result
     sent += json.loads(out)
     assert len(sent) == len(set(sent)) == 2 * SENDERS * BATCHES * 10
     while not queue_empty(server, server.outputs["JobsQueueUrl"]):
-        pass
+        time.sleep(0.5)  # each look scans the whole queue in moto
 
     stored = server.client("dynamodb").scan(
         TableName=server.outputs["OrdersTableName"], Select="COUNT"

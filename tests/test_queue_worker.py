@@ -20,6 +20,7 @@ from tests.conftest import (
     queue_settings,
     scan_orders,
     sqs_record,
+    stored_answer,
 )
 
 Event = dict[str, Any]
@@ -171,7 +172,7 @@ def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(
     stubber.add_client_error_for(
         "first", "put_item", "ThrottlingException", "slow down", http_status_code=400
     )
-    stubber.add_response_for("second", "put_item", {})
+    stubber.add_response_for("second", "put_item", stored_answer(tables.orders))
     deps = queue_worker.Dependencies(dynamodb=stubbed, settings=queue_settings(tables.orders))
     event = {
         "Records": [

@@ -125,3 +125,33 @@ def test_an_override_sam_cli_cannot_parse_is_refused_with_its_message(tmp_path: 
     path = project(tmp_path, 'parameter_overrides = "not a pair"\n', {})
     with pytest.raises(UnsupportedTemplate, match="not a pair is not a valid format"):
         load(path / "template.yaml", samconfig=path / "samconfig.toml")
+
+
+MALFORMED = [
+    (
+        "an unterminated string",
+        'version = 0.1\n[default.deploy.parameters]\nstack_name = "x"\n'
+        'parameter_overrides = "A=1\n',
+        "at line 4 col 26",
+    ),
+    ("an empty key", "version = 0.1\n[default.deploy.parameters]\n= 3\n", "Empty key at line 3"),
+    ("no version", '[default.deploy.parameters]\nstack_name = "x"\n', "'version' key"),
+]
+
+
+@pytest.mark.parametrize(("label", "text", "where"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_samconfig_is_one_line_naming_the_file_the_line_and_the_fault(
+    label: str, text: str, where: str, tmp_path: Path
+) -> None:
+    """Issue 18: it crashed make demo and make serve with ``TypeError: __str__ returned
+    non-string``."""
+    path = tmp_path / "samconfig.toml"
+    path.write_text(text)
+
+    with pytest.raises(UnsupportedTemplate) as raised:
+        load(samconfig=path)
+
+    message = str(raised.value)
+    assert message.startswith("samconfig.toml: ")
+    assert where in message
+    assert "\n" not in message

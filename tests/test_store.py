@@ -22,13 +22,20 @@ from order_guard.errors import (
 )
 from order_guard.orders import Order
 from order_guard.store import Decision, count_attempt, put_order_once, read_order
-from tests.conftest import LogCapture, Tables, scan_orders, workflow_settings_for
+from tests.conftest import (
+    LogCapture,
+    Tables,
+    scan_orders,
+    stored_answer,
+    workflow_settings_for,
+)
 
 EXPECTED_PUT = {
     "TableName": "orders",
     "Item": ANY,
     "ConditionExpression": "attribute_not_exists(id)",
     "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    "ReturnConsumedCapacity": "TOTAL",
 }
 
 
@@ -80,7 +87,7 @@ def _stubbed() -> tuple[Any, Stubber]:
 
 def test_exactly_one_put_item_with_the_condition_is_sent() -> None:
     client, stubber = _stubbed()
-    stubber.add_response("put_item", {}, EXPECTED_PUT)
+    stubber.add_response("put_item", stored_answer("orders"), EXPECTED_PUT)
     with stubber:
         put_order_once(client, "orders", Order("a", 1))
     stubber.assert_no_pending_responses()
@@ -203,7 +210,7 @@ def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
     ]
 
 
-def test_an_attempts_table_failure_is_a_transient_failure_with_a_result_line(
+def test_a_transient_counter_failure_fails_an_attempt_whose_fault_mode_needs_the_count(
     tables: Tables, workflow_logs: LogCapture
 ) -> None:
     faults.install()
@@ -219,7 +226,7 @@ def test_an_attempts_table_failure_is_a_transient_failure_with_a_result_line(
         faults.injected(throttled, in_functions_only=False),
         pytest.raises(TransientStoreError, match="UpdateItem.*ThrottlingException"),
     ):
-        workflow_worker.handle({"id": "counted", "quantity": 1}, None, deps)
+        workflow_worker.handle({"id": "counted", "quantity": 1, "mode": "after-write"}, None, deps)
 
     (line,) = workflow_logs.results()
     assert (line["decision"], line["error_type"], line["cause_type"], line["transient"]) == (
@@ -231,27 +238,46 @@ def test_an_attempts_table_failure_is_a_transient_failure_with_a_result_line(
     assert scan_orders(client, tables.orders) == {}  # the write waits for the retry
 
 
+@pytest.mark.parametrize("code", ["AccessDeniedException", "ResourceNotFoundException"])
+def test_a_permanent_attempts_table_failure_leaves_the_counter_unchanged(code: str) -> None:
+    """Issue 18: whether a counter failure matters is the worker's call (it depends on
+    the mode), so the counter no longer renames access denied as transient."""
+    client, stubber = _stubbed()
+    stubber.add_client_error("update_item", code, http_status_code=400)
+    with stubber, pytest.raises(ClientError) as raised:
+        count_attempt(client, "attempts", "a")
+    assert raised.value.response["Error"]["Code"] == code
+
+
 @pytest.mark.parametrize(
-    ("code", "item"),
+    ("answer", "error"),
     [
-        ("AccessDeniedException", None),
-        ("ResourceNotFoundException", None),
-        ("ConditionalCheckFailedException", None),  # resent, but no readable count
-        ("ConditionalCheckFailedException", {"id": {"S": "a"}, "attempts": {"S": "x"}}),
+        ({}, None),  # a 200 that is not DynamoDB's: no ConsumedCapacity
+        ({"ConsumedCapacity": {"TableName": "attempts", "CapacityUnits": 1.0}}, None),
+        (
+            {"ConsumedCapacity": {"TableName": "other", "CapacityUnits": 1.0}, "Attributes": {}},
+            None,
+        ),
+        (None, {"id": {"S": "a"}}),  # a resent update's condition failure, no count
+        (None, {"id": {"S": "a"}, "attempts": {"S": "x"}}),
     ],
 )
-def test_any_attempts_table_failure_is_a_transient_store_error(
-    code: str, item: dict[str, Any] | None
+def test_an_attempts_counter_answer_without_a_readable_count_is_transient(
+    answer: dict[str, Any] | None, error: dict[str, Any] | None
 ) -> None:
-    """Issue 7: a failure of the attempts table is a transient failure of that attempt,
-    never a permanent failure of the order (nor a name that means a bad order item)."""
+    """Issue 18: a response without ``Attributes`` escaped as a ``KeyError``."""
     client, stubber = _stubbed()
-    stubber.add_client_error(
-        "update_item", code, http_status_code=400, modeled_fields={"Item": item} if item else None
-    )
-    with stubber, pytest.raises(TransientStoreError, match="diagnostics: UpdateItem") as raised:
+    if answer is not None:
+        stubber.add_response("update_item", answer)
+    else:
+        stubber.add_client_error(
+            "update_item",
+            "ConditionalCheckFailedException",
+            http_status_code=400,
+            modeled_fields={"Item": error},
+        )
+    with stubber, pytest.raises(TransientStoreError, match="UpdateItem on attempts"):
         count_attempt(client, "attempts", "a")
-    assert raised.value.__cause__ is not None
 
 
 def test_an_sdk_retry_that_meets_this_calls_own_committed_write_is_accepted(

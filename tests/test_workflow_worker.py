@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from order_guard import workflow_worker
 from order_guard.config import WorkflowWorkerSettings
 from order_guard.errors import (
+    AttemptsCounterUnavailable,
     ConfigurationError,
     InvalidOrder,
     OrderConflict,
     OrderNotFound,
     TransientOrderError,
+    TransientStoreError,
 )
-from tests.conftest import LambdaContext, LogCapture, Tables, scan_orders
+from tests.conftest import (
+    LambdaContext,
+    LogCapture,
+    Tables,
+    scan_orders,
+    workflow_settings_for,
+)
 
 Deps = workflow_worker.Dependencies
 
@@ -209,3 +219,128 @@ def test_fault_modes_flag_must_be_true_or_false(flag: str) -> None:
     environ = {"ORDERS_TABLE_NAME": "o", "ATTEMPTS_TABLE_NAME": "a", "FAULT_MODES_ENABLED": flag}
     with pytest.raises(ConfigurationError, match="FAULT_MODES_ENABLED"):
         WorkflowWorkerSettings.from_environ(environ)
+
+
+# --- the attempts counter is diagnostics (issue 18, finding 3) -------------------------
+
+
+class CounterFails:
+    """A DynamoDB client whose attempts counter (``UpdateItem``) fails with ``error``;
+    every other call reaches the real (moto) table."""
+
+    def __init__(self, client: Any, error: Exception) -> None:
+        self._client = client
+        self._error = error
+
+    def update_item(self, **_: Any) -> Any:
+        raise self._error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def client_error(code: str, status: int) -> ClientError:
+    return ClientError(
+        {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+        "UpdateItem",
+    )
+
+
+COUNTER_FAILURES = {
+    "access denied": client_error("AccessDeniedException", 400),
+    "missing table": client_error("ResourceNotFoundException", 400),
+    "throttled (after botocore's retries)": TransientStoreError("throttled"),
+}
+
+
+@pytest.mark.parametrize("failure", COUNTER_FAILURES, ids=list(COUNTER_FAILURES))
+@pytest.mark.parametrize("fault_modes_enabled", [True, False], ids=["fault modes on", "off"])
+def test_without_a_fault_mode_a_counter_failure_is_logged_counted_and_the_order_stored(
+    failure: str,
+    fault_modes_enabled: bool,
+    dynamodb: Any,
+    tables: Tables,
+    lambda_context: LambdaContext,
+    workflow_logs: LogCapture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = workflow_settings_for(
+        tables.orders, tables.attempts, fault_modes_enabled=fault_modes_enabled
+    )
+    deps = Deps(CounterFails(dynamodb, COUNTER_FAILURES[failure]), settings)
+
+    returned = workflow_worker.handle({"id": "stored-anyway", "quantity": 2}, lambda_context, deps)
+
+    assert returned == {
+        "id": "stored-anyway",
+        "quantity": 2,
+        "total_cents": 600,
+        "duplicate": False,
+    }
+    assert scan_orders(dynamodb, tables.orders) == {"stored-anyway": (2, 600)}
+    (logged,) = [
+        line for line in workflow_logs.lines() if line["message"] == "AttemptsCounterFailed"
+    ]
+    assert logged["id"] == "stored-anyway"
+    assert logged["error_type"] == type(COUNTER_FAILURES[failure]).__name__  # its own name
+    (result,) = workflow_logs.results()
+    assert (result["decision"], result.get("attempt")) == ("accepted", None)  # no count
+    workflow_worker.metrics.flush_metrics()
+    flushed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "_aws" in line]
+    assert any(
+        line.get("AttemptsCounterFailed") == [1.0] or line.get("AttemptsCounterFailed") == 1.0
+        for line in flushed
+    )
+
+
+def test_a_real_missing_attempts_table_does_not_stop_an_order(
+    dynamodb: Any, tables: Tables, lambda_context: LambdaContext
+) -> None:
+    settings = replace(
+        workflow_settings_for(tables.orders, tables.attempts), attempts_table="no-such-table"
+    )
+    workflow_worker.handle(
+        {"id": "no-counter", "quantity": 1}, lambda_context, Deps(dynamodb, settings)
+    )
+    assert scan_orders(dynamodb, tables.orders) == {"no-counter": (1, 350)}
+
+
+@pytest.mark.parametrize("mode", ["after-write", "flaky"])
+def test_a_fault_mode_that_needs_the_count_fails_on_a_permanent_counter_failure_by_name(
+    mode: str,
+    dynamodb: Any,
+    tables: Tables,
+    lambda_context: LambdaContext,
+    workflow_logs: LogCapture,
+) -> None:
+    deps = Deps(
+        CounterFails(dynamodb, client_error("AccessDeniedException", 400)),
+        workflow_settings_for(tables.orders, tables.attempts),
+    )
+
+    with pytest.raises(AttemptsCounterUnavailable, match=f"mode '{mode}' needs the attempts count"):
+        workflow_worker.handle(
+            {"id": "needs-count", "quantity": 1, "mode": mode}, lambda_context, deps
+        )
+
+    assert scan_orders(dynamodb, tables.orders) == {}
+    (result,) = workflow_logs.results()
+    assert (result["decision"], result["error_type"], result["transient"]) == (
+        "error",
+        "AttemptsCounterUnavailable",
+        False,
+    )
+
+
+def test_a_fault_mode_that_needs_the_count_retries_a_transient_counter_failure(
+    dynamodb: Any, tables: Tables, lambda_context: LambdaContext
+) -> None:
+    deps = Deps(
+        CounterFails(dynamodb, TransientStoreError("DynamoDB UpdateItem failed transiently")),
+        workflow_settings_for(tables.orders, tables.attempts),
+    )
+    with pytest.raises(TransientStoreError):
+        workflow_worker.handle(
+            {"id": "needs-count", "quantity": 1, "mode": "after-write"}, lambda_context, deps
+        )
+    assert scan_orders(dynamodb, tables.orders) == {}

@@ -73,5 +73,15 @@ class UnreadableStoredOrder(Exception):
     """
 
 
+class AttemptsCounterUnavailable(Exception):
+    """The diagnostic attempts counter failed permanently (access denied, a missing table)
+    while a fault mode needs the count (``after-write``, ``flaky``).
+
+    Permanent, and listed by no retrier or catcher: the execution fails under this name.
+    Without a fault mode the count is not needed, and a counter failure never stops the
+    order (the worker logs it and counts ``AttemptsCounterFailed``).
+    """
+
+
 class ConfigurationError(Exception):
     """A required environment variable is missing or malformed (checked at start-up)."""

@@ -14,14 +14,17 @@ throttling codes       :data:`THROTTLING_ERROR_CODES`: botocore's standard retry
 transient codes        :data:`TRANSIENT_ERROR_CODES`: botocore's standard mode, plus
                        DynamoDB's ``TransactionConflictException`` and
                        ``ReplicatedWriteConflictException`` ("OK to retry")
-any HTTP 5xx           by status, so codes botocore does not model count too (DynamoDB's
-                       503 ``ServiceUnavailable`` arrives as a plain ``ClientError``)
+any HTTP 5xx,          by status, so codes botocore does not model count too (DynamoDB's
+408 and 429            503 ``ServiceUnavailable`` arrives as a plain ``ClientError``);
+                       408 Request Timeout and 429 Too Many Requests are transient by
+                       definition (RFC 9110 section 15.5.9, RFC 6585 section 4)
 network                every ``botocore.exceptions.ConnectionError`` (connect timeout,
                        refused, proxy, TLS) and ``HTTPClientError`` (dropped connection,
                        read timeout): botocore's own transient classes
-attempts table         every failure of the diagnostic attempts counter
-                       (:func:`diagnostics_call`): diagnostics never make an order fail
-                       for good, so the attempt is simply repeated
+an unreadable answer   a ``200`` that does not show DynamoDB handled the call (no
+                       ``ConsumedCapacity`` for the table: a wrong endpoint answering
+                       HTML): :class:`~order_guard.errors.TransientStoreError`, never a
+                       success (:mod:`order_guard.store`)
 our own                :class:`~order_guard.errors.TransientStoreError`,
                        :class:`~order_guard.errors.TransientOrderError`,
                        :class:`~order_guard.errors.TimeBudgetExhausted`
@@ -31,8 +34,9 @@ Functions names them   Lambda service exceptions") and :data:`LAMBDA_TIMEOUT_ERR
 =====================  =================================================================
 
 Permanent: ``InvalidOrder``, ``OrderConflict``, ``ConfigurationError``,
-``UnreadableStoredOrder``, ``OrderNotFound`` (:data:`PERMANENT_ERRORS`) and every other
-``ClientError`` (access denied, validation, missing table).
+``UnreadableStoredOrder``, ``OrderNotFound``, ``AttemptsCounterUnavailable``
+(:data:`PERMANENT_ERRORS`) and every other ``ClientError`` (access denied, validation,
+missing table).
 
 The workers call DynamoDB only inside :func:`dynamodb_call`, which turns a transient
 botocore failure into ``TransientStoreError`` with the original as ``__cause__``. The
@@ -52,6 +56,7 @@ from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from order_guard.errors import (
+    AttemptsCounterUnavailable,
     ConfigurationError,
     InvalidOrder,
     OrderConflict,
@@ -100,7 +105,10 @@ PERMANENT_ERRORS: Final = (
     ConfigurationError,
     UnreadableStoredOrder,
     OrderNotFound,
+    AttemptsCounterUnavailable,
 )
+TRANSIENT_STATUSES: Final = frozenset({408, 429})
+"""HTTP statuses transient whatever the error code (besides every 5xx)."""
 
 LAMBDA_SERVICE_ERRORS: Final = (
     "Lambda.ClientExecutionTimeoutException",
@@ -130,7 +138,7 @@ def is_transient(exc: BaseException) -> bool:
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
         if code in THROTTLING_ERROR_CODES or code in TRANSIENT_ERROR_CODES:
             return True
-        return isinstance(status, int) and 500 <= status <= 599
+        return isinstance(status, int) and (500 <= status <= 599 or status in TRANSIENT_STATUSES)
     return False
 
 
@@ -168,23 +176,6 @@ def dynamodb_call(operation: str, table: str) -> Iterator[None]:
             raise
         raise TransientStoreError(
             f"DynamoDB {operation} on {table} failed transiently, safe to retry: {describe(exc)}"
-        ) from exc
-
-
-@contextlib.contextmanager
-def diagnostics_call(operation: str, table: str) -> Iterator[None]:
-    """Run one call to a diagnostics table; *any* failure leaves as
-    ``TransientStoreError`` (issue 7: a failure of the attempts table is a transient
-    failure of that attempt, never a permanent failure of the order).
-
-    Raises:
-        TransientStoreError: the call failed, whatever the cause (kept as ``__cause__``).
-    """
-    try:
-        yield
-    except Exception as exc:
-        raise TransientStoreError(
-            f"diagnostics: {operation} on {table} failed, the attempt is retried: {describe(exc)}"
         ) from exc
 
 

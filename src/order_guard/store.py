@@ -11,13 +11,17 @@ in the error response under ``Item`` (low-level attribute-value form), and the d
 is made from it:
 
 =========  ==========================================================================
-accepted   the ``PutItem`` succeeded: no item had this business key (or the item found
+accepted   the ``PutItem`` succeeded, and its answer shows DynamoDB stored the item (the
+           ``ConsumedCapacity`` for this table that ``ReturnConsumedCapacity: TOTAL``
+           asks for): no item had this business key (or the item found
            carries this call's own ``write_id``: the SDK retried a write DynamoDB had
            already committed, whose response was lost)
 duplicate  the condition failed and the stored item has the same business details
 conflict   the condition failed and the stored details differ
 error      anything else: a transient failure (throttling, 5xx, a dropped connection,
-           a timeout), raised as :class:`~order_guard.errors.TransientStoreError`; any
+           a timeout, or a ``200`` that does not show DynamoDB stored the item, such as an
+           HTML page from a mistyped endpoint), raised as
+           :class:`~order_guard.errors.TransientStoreError`; any
            other ``ClientError`` (access denied, validation), unchanged; and a condition
            failure whose response has no readable ``Item``
            (:class:`~order_guard.errors.UnreadableStoredOrder`), which is never guessed
@@ -46,9 +50,10 @@ from order_guard.errors import (
     InvalidOrder,
     OrderConflict,
     OrderNotFound,
+    TransientStoreError,
     UnreadableStoredOrder,
 )
-from order_guard.failures import diagnostics_call, dynamodb_call
+from order_guard.failures import dynamodb_call
 from order_guard.orders import (
     WRITE_ID,
     Order,
@@ -146,11 +151,12 @@ def put_order_once(
     write_id = uuid.uuid4().hex
     with dynamodb_call("PutItem", table_name):
         try:
-            client.put_item(
+            response = client.put_item(
                 TableName=table_name,
                 Item=to_item(order, {**(provenance or {}), WRITE_ID: write_id}),
                 ConditionExpression=CONDITION_EXPRESSION,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                ReturnConsumedCapacity="TOTAL",
             )
         except ClientError as exc:
             if not _condition_failed(exc):
@@ -162,7 +168,29 @@ def put_order_once(
                 return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
             decision = Decision.DUPLICATE if previous.same_details_as(order) else Decision.CONFLICT
             return WriteOutcome(decision=decision, order=order, previous=previous)
+    require_answer(response, "PutItem", table_name)
     return WriteOutcome(decision=Decision.ACCEPTED, order=order, previous=None)
+
+
+def require_answer(response: Mapping[str, Any], operation: str, table_name: str) -> None:
+    """Accept a successful call only if its answer shows DynamoDB handled it for this
+    table: the ``ConsumedCapacity`` (with this ``TableName``) that
+    ``ReturnConsumedCapacity: TOTAL`` asks for. It costs nothing and is always there in
+    DynamoDB's answer; botocore parses any other HTTP 200 (an HTML page from a mistyped
+    ``AWS_ENDPOINT_URL``, a proxy's answer) into an empty response, which would
+    otherwise read as success (issue 18: three records acknowledged, nothing stored).
+
+    Raises:
+        TransientStoreError: the answer is not DynamoDB's (the error decision; the call
+            is safe to repeat, and a repeat finds the item if it was stored after all).
+    """
+    capacity = response.get("ConsumedCapacity")
+    if not isinstance(capacity, Mapping) or capacity.get("TableName") != table_name:
+        raise TransientStoreError(
+            f"DynamoDB {operation} on {table_name} answered without ConsumedCapacity for "
+            "the table, so nothing shows the call was handled (is the endpoint DynamoDB?); "
+            "treated as a failure, safe to retry"
+        )
 
 
 def _condition_failed(exc: ClientError) -> bool:
@@ -195,14 +223,19 @@ def read_order(client: DynamoDBClient, table_name: str, order_id: str) -> Stored
         InvalidOrder: ``order_id`` is not a valid business key.
         OrderNotFound: no item has this business key.
         UnreadableStoredOrder: the item lacks a business attribute or has a wrong type.
-        TransientStoreError: the call failed transiently after botocore's attempts.
+        TransientStoreError: the call failed transiently after botocore's attempts, or
+            its answer is not DynamoDB's (:func:`require_answer`).
         botocore.exceptions.ClientError: any other DynamoDB error, unchanged.
     """
     validate_order_id(order_id)
     with dynamodb_call("GetItem", table_name):
         response = client.get_item(
-            TableName=table_name, Key={"id": {"S": order_id}}, ConsistentRead=True
+            TableName=table_name,
+            Key={"id": {"S": order_id}},
+            ConsistentRead=True,
+            ReturnConsumedCapacity="TOTAL",
         )
+    require_answer(response, "GetItem", table_name)
     if "Item" not in response:
         raise OrderNotFound(f"no order is stored under id {order_id!r}")
     return from_item(response["Item"])
@@ -215,15 +248,18 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
     ``NOT contains(attempt_tokens, :token)``, with a fresh token per call. If the
     response is lost and botocore resends the same request, the condition fails on the
     resend and the count is read from the ``ALL_OLD`` item: one call counts once. The
-    counter is independent of the business write and never part of a decision.
+    counter is independent of the business write and never part of a decision; whether
+    its failure matters is the caller's call (the fault modes need the count, an order
+    without one does not).
 
     Raises:
-        TransientStoreError: *any* failure, the attempts table being diagnostics
-            (:func:`~order_guard.failures.diagnostics_call`): throttling, access denied,
-            a missing table, a condition failure without a readable ``attempts``.
+        TransientStoreError: the call failed transiently after botocore's attempts, or
+            its answer holds no readable count (not DynamoDB's: :func:`require_answer`).
+        botocore.exceptions.ClientError: any other DynamoDB error (access denied, a
+            missing table), unchanged.
     """
     token = uuid.uuid4().hex
-    with diagnostics_call("UpdateItem", table_name):
+    with dynamodb_call("UpdateItem", table_name):
         try:
             response = client.update_item(
                 TableName=table_name,
@@ -237,14 +273,30 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
                 },
                 ReturnValues="UPDATED_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                ReturnConsumedCapacity="TOTAL",
             )
         except ClientError as exc:
             if not _condition_failed(exc):
                 raise
             # This call's own update, applied by an attempt whose response was lost.
-            item: Any = exc.response.get("Item", {})
-            return int(item["attempts"]["N"])  # KeyError, TypeError, ValueError: transient
-    return int(response["Attributes"]["attempts"]["N"])
+            return _count(exc.response.get("Item"), table_name)
+    require_answer(response, "UpdateItem", table_name)
+    return _count(response.get("Attributes"), table_name)
+
+
+def _count(item: Any, table_name: str) -> int:
+    """The ``attempts`` number of an item in attribute-value form.
+
+    Raises:
+        TransientStoreError: no readable count (the answer is not what DynamoDB sends).
+    """
+    try:
+        return int(item["attempts"]["N"])
+    except (KeyError, TypeError, ValueError):
+        raise TransientStoreError(
+            f"DynamoDB UpdateItem on {table_name} answered without a readable attempts "
+            "count; treated as a failure, safe to retry"
+        ) from None
 
 
 def provenance(source: str) -> dict[str, str]:

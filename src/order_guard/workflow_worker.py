@@ -34,9 +34,16 @@ attempt 3, 4, … and no longer faults. A counter update that botocore resends c
 once (:func:`~order_guard.store.count_attempt`); an invocation whose counter committed
 and which then failed was an attempt, and the retry is the next one. Invalid input is
 rejected before the attempt is counted: no DynamoDB write is made for a job that breaks
-the contract. Any failure of the attempts table is a transient failure of that attempt
-(``TransientStoreError``, retried, with its ``RESULT`` line); the order's own decision
-is made by the retry, never replaced by the counter's failure.
+the contract.
+
+The counter is diagnostics, and only the fault modes ``after-write`` and ``flaky`` read
+it (:data:`COUNTED_MODES`). Without them (mode ``normal``, or fault modes disabled) a
+counter failure of any kind is logged under its own name (``AttemptsCounterFailed``,
+with its error), counted in the ``AttemptsCounterFailed`` metric, and the order is
+stored as if the counter did not exist (``attempt: null`` in its ``RESULT`` line). With
+them, a transient counter failure fails the attempt as ``TransientStoreError``
+(retried) and a permanent one (access denied, a missing table) fails the execution as
+``AttemptsCounterUnavailable``, which no retrier lists; both write a ``RESULT`` line.
 """
 
 from __future__ import annotations
@@ -52,8 +59,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, WorkflowWorkerSettings
-from order_guard.errors import InvalidOrder, TransientOrderError
-from order_guard.failures import error_fields
+from order_guard.errors import AttemptsCounterUnavailable, InvalidOrder, TransientOrderError
+from order_guard.failures import describe, error_fields, is_transient
 from order_guard.orders import Order, validate_job, validate_order_id
 from order_guard.store import (
     Decision,
@@ -69,6 +76,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 MODES: Final = ("normal", "after-write", "flaky", "permanent")
+COUNTED_MODES: Final = frozenset({"after-write", "flaky"})
+"""The fault modes whose fault depends on the attempt count."""
 SUMMARY_KEYS: Final = frozenset({"stage", "id"})
 
 logger = Logger()
@@ -111,7 +120,9 @@ def handle(event: Any, context: LambdaContext | None, deps: Dependencies) -> dic
             fault mode is requested while fault modes are disabled, or mode is
             ``permanent``.
         TransientOrderError: the ``flaky`` / ``after-write`` fault on attempt 1.
-        TransientStoreError: a DynamoDB call (counter, write or read) failed transiently.
+        TransientStoreError: a DynamoDB call (the write, the read, or the counter when
+            the mode needs it) failed transiently, or answered as DynamoDB never does.
+        AttemptsCounterUnavailable: the counter failed permanently and the mode needs it.
         OrderConflict: the business key is stored with different details.
         OrderNotFound: the summary stage found no order.
         ConfigurationError: (``lambda_handler``) a required variable is missing.
@@ -137,17 +148,7 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
     except InvalidOrder as exc:
         _log_result(Decision.INVALID, None, reason=str(exc))
         raise
-    try:
-        attempt = count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
-    except Exception as exc:
-        _log_result(
-            decision_for_error(exc),
-            order,
-            reason=f"attempts counter: {exc}",
-            mode=mode,
-            **error_fields(exc),
-        )
-        raise
+    attempt = _count_attempt(order, mode, deps)
     context = {"mode": mode, "attempt": attempt}
     if mode == "permanent":
         refusal = InvalidOrder(
@@ -194,6 +195,42 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             f"(decision: {outcome.decision.value})"
         )
     return {**order.details(), "duplicate": outcome.duplicate}
+
+
+def _count_attempt(order: Order, mode: str, deps: Dependencies) -> int | None:
+    """The attempt number for ``order``, or ``None`` when the counter failed and ``mode``
+    does not need it (see the module docstring).
+
+    Raises:
+        TransientStoreError: the counter failed transiently and ``mode`` needs the count.
+        AttemptsCounterUnavailable: it failed permanently and ``mode`` needs the count.
+    """
+    try:
+        return count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
+    except Exception as exc:
+        if mode not in COUNTED_MODES:
+            logger.warning(
+                "AttemptsCounterFailed",
+                extra={"id": order.id, "mode": mode, "reason": describe(exc), **error_fields(exc)},
+            )
+            metrics.add_metric(name="AttemptsCounterFailed", unit=MetricUnit.Count, value=1)
+            return None
+        failure: Exception = exc
+        if not is_transient(exc):
+            failure = AttemptsCounterUnavailable(
+                f"order {order.id!r}: mode {mode!r} needs the attempts count and the counter "
+                f"failed permanently: {describe(exc)}"
+            )
+        _log_result(
+            decision_for_error(failure),
+            order,
+            reason=f"attempts counter: {failure}",
+            mode=mode,
+            **error_fields(failure),
+        )
+        if failure is exc:
+            raise
+        raise failure from exc
 
 
 def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any]:
