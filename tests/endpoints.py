@@ -2,7 +2,8 @@
 
 Each request it receives gets the next action of its script (the last action repeats):
 
-- ``"ok"``: HTTP 200 with ``{}`` (a successful DynamoDB ``PutItem``);
+- ``"ok"``: HTTP 200 with the ``ConsumedCapacity`` of the table the request names (a
+  successful DynamoDB ``PutItem`` asked with ``ReturnConsumedCapacity: TOTAL``);
 - ``"hang"``: read the request and never answer (botocore's read timeout fires);
 - ``"drop"``: read the request and close the connection (``ConnectionClosedError``);
 - ``"503"``: HTTP 503 ``ServiceUnavailable`` in DynamoDB's JSON error form.
@@ -10,6 +11,7 @@ Each request it receives gets the next action of its script (the last action rep
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator, Sequence
@@ -17,7 +19,7 @@ from contextlib import contextmanager, suppress
 from typing import BinaryIO
 
 _RESPONSES = {
-    "ok": (200, "OK", b"{}"),
+    "ok": (200, "OK", b'{"ConsumedCapacity": {"TableName": "%s", "CapacityUnits": 1.0}}'),
     "503": (
         503,
         "Service Unavailable",
@@ -60,9 +62,10 @@ class ScriptedEndpoint:
             reader = connection.makefile("rb")
             while not self._closed.is_set():
                 try:
-                    if not _read_request(reader):
-                        return
+                    request = _read_request(reader)
                 except OSError:
+                    return
+                if request is None:
                     return
                 action = self._next_action()
                 if action == "hang":
@@ -71,6 +74,9 @@ class ScriptedEndpoint:
                 if action == "drop":
                     return
                 status, reason, body = _RESPONSES[action]
+                if action == "ok":
+                    table = json.loads(request or b"{}").get("TableName", "")
+                    body = body.replace(b"%s", table.encode())
                 head = (
                     f"HTTP/1.1 {status} {reason}\r\n"
                     "Content-Type: application/x-amz-json-1.0\r\n"
@@ -90,21 +96,20 @@ class ScriptedEndpoint:
                 connection.shutdown(socket.SHUT_RDWR)
 
 
-def _read_request(reader: BinaryIO) -> bool:
-    """Read one HTTP request (headers and ``Content-Length`` body); False at EOF."""
+def _read_request(reader: BinaryIO) -> bytes | None:
+    """Read one HTTP request (headers and ``Content-Length`` body): its body, or ``None``
+    at EOF."""
     length = 0
     while True:
         line = reader.readline()
         if not line:
-            return False
+            return None
         if line in (b"\r\n", b"\n"):
             break
         name, _, value = line.decode("latin-1").partition(":")
         if name.strip().lower() == "content-length":
             length = int(value.strip())
-    if length:
-        reader.read(length)
-    return True
+    return reader.read(length) if length else b""
 
 
 @contextmanager
