@@ -2,6 +2,6 @@
 
 import sys
 
-from localcloud.cli import main
+from localcloud.tools.cli import main
 
 sys.exit(main())

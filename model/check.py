@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from localcloud import template as template_module
+from localcloud.cfn import template as template_module
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

@@ -25,8 +25,8 @@ from botocore.exceptions import UnStubbedResponseError
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from localcloud import template as template_module
-from localcloud.deploy import create_table, function_properties
+from localcloud.cfn import template as template_module
+from localcloud.cfn.deployer import create_table, function_properties
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 

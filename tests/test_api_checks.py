@@ -1,6 +1,6 @@
-"""The local cloud refuses and reports what AWS refuses and reports: ``localcloud.api_checks``
-on Step Functions StartExecution names, StopExecution's error, cause and stopDate, and the
-characters SQS accepts in a message."""
+"""The local cloud refuses and reports what AWS refuses and reports
+(``localcloud.patches.api_checks``) on Step Functions StartExecution names, StopExecution's
+error, cause and stopDate, and the characters SQS accepts in a message."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.sqs.models import SQSBackend
 
-from localcloud import api_checks
+from localcloud.patches import api_checks
 from tests.conftest import REGION
 
 MOTO_CONFIG: DefaultConfig = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localcloud import bench
+from localcloud.tools import bench
 
 
 def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path: Path) -> None:

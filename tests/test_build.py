@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.template import Template
+from localcloud.cfn.template import Template
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS = ("QueueWorkerFunction", "WorkflowWorkerFunction")

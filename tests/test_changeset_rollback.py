@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
 from tests.conftest import free_port
 
 Body = dict[str, Any]

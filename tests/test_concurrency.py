@@ -25,8 +25,8 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud import dynamodb_atomic
-from localcloud.cloud import FAKE_CREDENTIALS, LocalCloud
+from localcloud.account import FAKE_CREDENTIALS, LocalCloud
+from localcloud.patches import dynamodb as dynamodb_atomic
 from order_guard import queue_worker
 from tests.conftest import (
     LambdaContext,

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from localcloud.deploy import function_properties
-from localcloud.lambda_bridge import Invocation, LocalFunction
-from localcloud.template import ROOT, Template
+from localcloud.cfn.deployer import function_properties
+from localcloud.cfn.template import Template
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.project import ROOT
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 from tests.conftest import Tables, function_environment, scan_orders
 

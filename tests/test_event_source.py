@@ -15,12 +15,12 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud.event_source import (
+from localcloud.lambda_runtime.bridge import LocalFunction
+from localcloud.sqs.mapping import (
     MAX_PAYLOAD_BYTES,
     SqsEventSourceMapping,
     judge_response,
 )
-from localcloud.lambda_bridge import LocalFunction
 
 FIXTURES = Path(__file__).parent / "fixtures" / "esm_functions"
 IDS = ["a", "b", "c"]

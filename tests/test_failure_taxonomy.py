@@ -28,9 +28,9 @@ from botocore.retries.standard import ThrottledRetryableChecker, TransientRetrya
 from botocore.stub import Stubber
 
 from localcloud import faults
+from localcloud.cfn.template import Template
 from localcloud.faults import Fault, Kind
-from localcloud.lambda_bridge import error_envelope
-from localcloud.template import Template
+from localcloud.lambda_runtime.bridge import error_envelope
 from order_guard import config, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
 from order_guard.errors import (

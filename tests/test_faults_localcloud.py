@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from localcloud import faults
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
 from localcloud.faults import Fault, Kind
 from localcloud.state import (
     dead_letters,

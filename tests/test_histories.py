@@ -43,9 +43,10 @@ from hypothesis.stateful import (
     rule,
 )
 
-from localcloud import faults, lambda_bridge
-from localcloud.cloud import LocalCloud
+from localcloud import faults
+from localcloud.account import LocalCloud
 from localcloud.faults import Fault, Kind
+from localcloud.lambda_runtime import bridge as lambda_bridge
 from order_guard.config import TOTAL_MAX_ATTEMPTS
 
 HISTORIES = int(os.environ.get("ORDER_GUARD_HISTORIES", "25"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from localcloud.template import Template
+from localcloud.cfn.template import Template
 
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 

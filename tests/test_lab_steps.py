@@ -19,10 +19,11 @@ import jq
 import pytest
 from botocore.exceptions import ClientError
 
-from localcloud import cli
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
+from localcloud.cfn.template import UnsupportedTemplate
+from localcloud.project import ROOT
 from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
-from localcloud.template import ROOT, UnsupportedTemplate
+from localcloud.tools import cli
 from tests.conftest import free_port
 
 
@@ -176,7 +177,7 @@ def test_configuration_the_local_cloud_cannot_honour_is_refused(
 
 
 def test_a_reserved_variable_in_the_template_fails_the_deploy(tmp_path: Any) -> None:
-    from localcloud.template import load
+    from localcloud.cfn.template import load
 
     text = (ROOT / "template.yaml").read_text()
     edited = text.replace(

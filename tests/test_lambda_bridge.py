@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from localcloud.cloud import LocalCloud
-from localcloud.lambda_bridge import Invocation, LocalFunction
+from localcloud.account import LocalCloud
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bridge_functions"
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from localcloud import lambda_bridge
-from localcloud.cloud import LocalCloud
-from localcloud.deploy import function_properties
-from localcloud.scenarios import Report, load_event
-from localcloud.template import load
+from localcloud.account import LocalCloud
+from localcloud.cfn.deployer import function_properties
+from localcloud.cfn.template import load
+from localcloud.lambda_runtime import bridge as lambda_bridge
+from localcloud.tools.scenarios import Report, load_event
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from localcloud import cli
-from localcloud.cloud import LocalCloud
-from localcloud.scenarios import Report, load_event, queue_scenario, workflow_scenario
+from localcloud.account import LocalCloud
+from localcloud.cfn.template import Template, UnsupportedTemplate, load
 from localcloud.state import run_execution, task_attempts
 from localcloud.state import stored as state_stored
-from localcloud.template import Template, UnsupportedTemplate, load
+from localcloud.tools import cli
+from localcloud.tools.scenarios import Report, load_event, queue_scenario, workflow_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 

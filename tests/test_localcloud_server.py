@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from localcloud.cloud import LocalCloud
-from localcloud.scenarios import Report
-from localcloud.verify import StackTarget, verify
+from localcloud.account import LocalCloud
+from localcloud.tools.scenarios import Report
+from localcloud.tools.verify import StackTarget, verify
 from tests.conftest import free_port
 
 
@@ -86,7 +86,7 @@ def test_verify_passes_and_cleans_up_only_its_own_among_fifty_unrelated_dead_let
 def test_invoke_reaches_the_functions_of_a_running_server(
     server: LocalCloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from localcloud import cli
+    from localcloud.tools import cli
 
     status = cli.main(
         [

@@ -24,11 +24,11 @@ import boto3
 import pytest
 import requests
 
-from localcloud.cloud import LocalCloud
-from localcloud.guard import VIEW_PREFIX
-from localcloud.lambda_bridge import Invocation, LocalFunction
+from localcloud.account import LocalCloud
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.project import ROOT
+from localcloud.server.guard import VIEW_PREFIX
 from localcloud.state import queue_empty
-from localcloud.template import ROOT
 from tests.conftest import free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bridge_functions"

@@ -1,9 +1,9 @@
 """CloudWatch Logs filter patterns in the local cloud match as the AWS guide documents.
 
 Rules: the CloudWatch Logs user guide, "Filter pattern syntax for metric filters,
-subscription filters, filter log events, and Live Tail" (see ``localcloud.log_filter``).
-Unit tests call :func:`localcloud.log_filter.matches`; the last tests go through boto3
-and moto's ``FilterLogEvents`` after :func:`localcloud.log_filter.install`.
+subscription filters, filter log events, and Live Tail" (see ``localcloud.logs.filter_pattern``).
+Unit tests call :func:`localcloud.logs.filter_pattern.matches`; the last tests go through boto3
+and moto's ``FilterLogEvents`` after :func:`localcloud.logs.filter_pattern.install`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.logs.models import LogStream
 
-from localcloud import log_filter
-from localcloud.log_filter import FilterPatternError, matches
+from localcloud.logs import filter_pattern as log_filter
+from localcloud.logs.filter_pattern import FilterPatternError, matches
 
 CONFLICT = json.dumps(
     {

@@ -32,10 +32,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from localcloud.cloud import LocalCloud
-from localcloud.deploy import Deployment, deploy, function_properties
-from localcloud.scenarios import load_event
-from localcloud.template import ROOT, Template, UnsupportedTemplate, resolve
+from localcloud.account import LocalCloud
+from localcloud.cfn.deployer import Deployment, deploy, function_properties
+from localcloud.cfn.template import Template, UnsupportedTemplate, resolve
+from localcloud.project import ROOT
+from localcloud.tools.scenarios import load_event
 from order_guard.store import Decision
 from tests.conftest import REGION, default_template, function_environment
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from localcloud.cloud import LocalCloud
-from localcloud.redrive import move_messages
+from localcloud.account import LocalCloud
+from localcloud.sqs.redrive import move_messages
 from localcloud.state import queue_depth, stored
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
 from localcloud.state import max_receive_count, queue_depth, scan_ids
 from tests.catalogue import ACCEPTED, INVALID
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from localcloud.cloud import LocalCloud
-from localcloud.template import ROOT
-from localcloud.zip_function import ZipFunction
+from localcloud.account import LocalCloud
+from localcloud.lambda_runtime.worker import ZipFunction
+from localcloud.project import ROOT
 from tests.conftest import free_port
 
 BIN = Path(sys.executable).parent

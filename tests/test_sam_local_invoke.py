@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from localcloud.cloud import LocalCloud
-from localcloud.lambda_bridge import Invocation, LocalFunction
-from localcloud.template import ROOT
+from localcloud.account import LocalCloud
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.project import ROOT
 from tests.conftest import free_port
 from tests.sam_cli import container_environment
 

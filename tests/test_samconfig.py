@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.template import ROOT, UnsupportedTemplate, load, samconfig_parameter_overrides
+from localcloud.cfn.template import UnsupportedTemplate, load, samconfig_parameter_overrides
+from localcloud.project import ROOT
 from tests.sam_cli import deploy_parameter_overrides
 
 HEADER = 'version = 0.1\n[default.global.parameters]\nstack_name = "variant"\n'

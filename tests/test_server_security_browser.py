@@ -24,7 +24,7 @@ import pytest
 from botocore.exceptions import ClientError
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
 from tests.conftest import free_port
 from tests.test_view_browser import CHROMIUM_FLAGS, chromium
 

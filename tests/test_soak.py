@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from localcloud import soak
-from localcloud.cloud import LocalCloud
-from localcloud.scenarios import Report
+from localcloud.account import LocalCloud
+from localcloud.tools import soak
+from localcloud.tools.scenarios import Report
 
 
 def _failed(report: Report) -> list[str]:

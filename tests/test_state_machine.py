@@ -19,7 +19,7 @@ from statelint.config import Config
 from statelint.linter import Linter
 from statelint.problem import ProblemType
 
-from localcloud.template import Template
+from localcloud.cfn.template import Template
 from order_guard import errors
 
 ASL_PATH = Path(__file__).resolve().parent.parent / "statemachine" / "orders.asl.json"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from localcloud.template import (
+from localcloud.cfn.template import (
     NotCreated,
     Template,
     UnsupportedTemplate,

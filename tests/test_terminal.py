@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcloud.terminal import plain, printable
+from localcloud.text import plain, printable
 
 
 @pytest.mark.parametrize(

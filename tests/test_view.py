@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localcloud.cloud import LocalCloud
-from localcloud.history import decision_of
-from localcloud.report import render_status
+from localcloud.account import LocalCloud
+from localcloud.server.view import create_app, short
 from localcloud.state import TABLE_PAGE_ITEMS
-from localcloud.view import create_app, short
+from localcloud.state.history import decision_of
+from localcloud.tools.report import render_status
 
 
 @pytest.fixture

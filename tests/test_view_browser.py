@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from localcloud.cloud import LocalCloud
+from localcloud.account import LocalCloud
+from localcloud.project import ROOT
 from localcloud.state import run_execution
-from localcloud.template import ROOT
 from tests.conftest import free_port
 
 ARTIFACTS = ROOT / "test-artifacts"

@@ -1,0 +1,444 @@
+"""The local cloud: moto, the template deployed into it, the Lambda bridge and the event
+source mapping, in-process (for tests and the demo) or as a server on 127.0.0.1:5000.
+
+In-process::
+
+    with LocalCloud() as cloud:
+        cloud.client("sqs").send_message(QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=...)
+        cloud.drain()                       # run the event source mapping until the queue is empty
+
+Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this process,
+the functions run in-process behind it, and the event source mapping polls in a thread,
+so the stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import boto3
+from moto import mock_aws
+from moto.core.config import DefaultConfig
+from moto.moto_api._internal.models import moto_api_backend
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.middleware.dispatcher import DispatcherMiddleware
+from werkzeug.serving import make_server
+
+from localcloud import faults
+from localcloud.cfn import changesets
+from localcloud.cfn import stacks as stack
+from localcloud.cfn.deployer import Deployment, deploy
+from localcloud.cfn.template import Template, load
+from localcloud.lambda_runtime import bridge as lambda_bridge
+from localcloud.lambda_runtime import control_plane
+from localcloud.logs import filter_pattern as log_filter
+from localcloud.patches import api_checks
+from localcloud.patches import dynamodb as dynamodb_atomic
+from localcloud.server import view as view_module
+from localcloud.server.guard import Guard, Policy
+from localcloud.sqs import mapping as event_source
+from localcloud.sqs.mapping import BatchOutcome, SqsEventSourceMapping, discover
+from localcloud.state import queue_empty
+from localcloud.state.history import History
+from localcloud.text import say
+
+
+class LocalServer(ThreadedMotoServer):
+    """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
+    apps the local server already runs: moto's, and a Flask app beside it), both behind
+    :class:`~localcloud.server.guard.Guard` (Host, origin and signature checks; moto's control
+    API not served). A failure to listen is raised from :meth:`start` instead of leaving
+    it waiting forever."""
+
+    def __init__(self, ip_address: str, port: int, view: Any, policy: Policy) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        self._view = view
+        self._policy = policy
+        self._failure: OSError | None = None
+
+    def _server_entry(self) -> None:
+        app = Guard(
+            DispatcherMiddleware(
+                DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
+            ),
+            self._policy,
+            report=say,
+        )
+        try:
+            self._server = make_server(
+                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
+            )
+        except OSError as exc:  # address in use, or not ours: raised by start()
+            self._failure = exc
+            self._server_ready_event.set()
+            return
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+    def start(self) -> None:
+        super().start()
+        if self._failure is not None:
+            raise self._failure
+
+
+MOTO_CONFIG: DefaultConfig = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "localcloud",
+    "AWS_SECRET_ACCESS_KEY": "localcloud",
+    "AWS_SESSION_TOKEN": "localcloud",
+}
+
+
+class LocalCloud:
+    """Deploy ``template.yaml`` into moto and run it.
+
+    Args:
+        server_port: ``None`` for in-process (``mock_aws``); a port for server mode.
+        visibility_timeout: seconds; overrides every queue's visibility timeout so that
+            redelivery and redrive take seconds (the template's value stays in Outputs
+            and ``deployment.notes`` says what changed).
+        config_env: the samconfig environment whose parameters to deploy.
+        parameter_overrides: ``--parameter-overrides`` as ``sam deploy`` takes it (a
+            string, a list or a mapping); replaces samconfig's, as in SAM CLI.
+    """
+
+    def __init__(
+        self,
+        *,
+        template: Template | None = None,
+        config_env: str = "default",
+        parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
+        stack_name: str = "order-guard",
+        region: str = "us-east-1",
+        server_port: int | None = None,
+        host: str = "127.0.0.1",
+        allow_hosts: Sequence[str] = (),
+        allow_origins: Sequence[str] = (),
+        visibility_timeout: int | None = None,
+    ) -> None:
+        self.template = template or load(
+            config_env=config_env, parameter_overrides=parameter_overrides
+        )
+        self.stack_name = stack_name
+        self.region = region
+        self.server_port = server_port
+        self.host = host
+        self.policy: Policy | None = (
+            None
+            if server_port is None
+            else Policy.for_server(
+                host, server_port, allow_hosts=allow_hosts, allow_origins=allow_origins
+            )
+        )
+        """Who the server answers (server mode): see :mod:`localcloud.server.guard`."""
+        self.visibility_timeout = visibility_timeout
+        self._mock: Any = None
+        self._server: LocalServer | None = None
+        self.history = History()
+        """Every invocation and write decision of this cloud (the live view's history)."""
+        self._saved_environ: dict[str, str | None] = {}
+        self._deployment: Deployment | None = None
+        self._reported: set[str] = set()  # mappings and log groups already warned about
+        self._discovery_stop = threading.Event()
+        self._discovery: threading.Thread | None = None
+        self.stacks: list[Deployment] = []
+        self._served_deleted = False
+        """Deployments made by change sets (``sam deploy`` to the server), in order."""
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    @property
+    def view_url(self) -> str | None:
+        """The live view's address (server mode only)."""
+        return None if self.endpoint_url is None else f"{self.endpoint_url}{view_module.PATH}/"
+
+    @property
+    def endpoint_url(self) -> str | None:
+        """The server as this machine reaches it (``None`` in-process); a server bound to
+        every interface (``0.0.0.0``) is reached on 127.0.0.1."""
+        if self.server_port is None:
+            return None
+        host = "127.0.0.1" if self.host == "0.0.0.0" else self.host  # noqa: S104 - a comparison
+        return f"http://{host}:{self.server_port}"
+
+    def start(self) -> Deployment:
+        lambda_bridge.install()
+        lambda_bridge.add_listener(self.history.record)
+        dynamodb_atomic.install()
+        faults.install()
+        event_source.install()
+        control_plane.install()
+        stack.install()
+        api_checks.install()
+        log_filter.install()
+        # While the local cloud runs, the host's own AWS_* variables (a profile, an
+        # endpoint, real credentials) are hidden from everything in this process: the
+        # handlers it runs must reach only the emulator. stop() puts them back.
+        ours = {**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region}
+        self._hide_environ([n for n in os.environ if n.startswith("AWS_") and n not in ours])
+        self._set_environ(ours)
+        if self.server_port is None:
+            self._mock = mock_aws(config=MOTO_CONFIG)
+            self._mock.start()
+            function_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
+        else:
+            # moto's interpreter reaches the server at localhost:$MOTO_PORT.
+            self._set_environ({"MOTO_PORT": str(self.server_port)})
+            assert self.policy is not None
+            # moto's backends are process-wide: a server started after another one in
+            # this process starts empty, as a new emulator does (names are deterministic).
+            # In-process: the server does not serve moto's control API (localcloud.server.guard).
+            moto_api_backend.reset()
+            moto_api_backend.set_config(dict(MOTO_CONFIG))
+            self._server = LocalServer(
+                self.host,
+                self.server_port,
+                view_module.create_app(self, self.history, self.stack_name),
+                self.policy,
+            )
+            self._server.start()
+            assert self.endpoint_url is not None
+            function_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
+        self._deployment = deploy(
+            self.template,
+            self.client,
+            stack_name=self.stack_name,
+            region=self.region,
+            function_environment=function_environment,
+            visibility_timeout=self.visibility_timeout,
+            log_sink=self._deliver_logs,
+        )
+        stack.register(self._deployment, self.client)
+        if self.server_port is not None:
+            changesets.install(
+                changesets.Host(
+                    client=self.client,
+                    region=self.region,
+                    function_environment=function_environment,
+                    log_sink=self._deliver_logs,
+                    adopt=self._adopt,
+                    served=self._served,
+                    forget=self._forget,
+                    visibility_timeout=self.visibility_timeout,
+                )
+            )
+        return self._deployment
+
+    def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
+        """A change set deployed a stack, or updated ``previous``: poll its mappings
+        (server mode). An update of the server's own stack makes it :attr:`deployment`."""
+        if previous is not None and previous is self._deployment:
+            self._deployment = deployment
+        else:
+            if previous in self.stacks:
+                self.stacks.remove(previous)
+            self.stacks.append(deployment)
+        if self._discovery is not None:
+            for source in deployment.event_sources:
+                source.start(idle_wait_seconds=0.2)
+
+    def _served(self, stack_name: str) -> Deployment | None:
+        """The server's own deployment, by its stack name, unless its stack was deleted."""
+        if stack_name == self.stack_name and not self._served_deleted:
+            return self._deployment
+        return None
+
+    def _forget(self, deployment: Deployment) -> None:
+        """A stack was deleted (``sam delete``): its deployment is no longer listed."""
+        if deployment is self._deployment:
+            self._served_deleted = True
+        elif deployment in self.stacks:
+            self.stacks.remove(deployment)
+
+    def stop(self) -> None:
+        lambda_bridge.remove_listener(self.history.record)
+        self._discovery_stop.set()
+        if self._discovery is not None:
+            self._discovery.join(timeout=10)
+            self._discovery = None
+        changesets.uninstall()
+        for deployment in [self._deployment, *self.stacks]:
+            if deployment is None:
+                continue
+            for source in deployment.event_sources:
+                source.stop()
+            for function in deployment.functions.values():
+                close = getattr(function, "close", None)
+                if close is not None:
+                    close()
+        self.stacks.clear()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+        for name, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_environ.clear()
+
+    def __enter__(self) -> LocalCloud:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _hide_environ(self, names: list[str]) -> None:
+        for name in names:
+            self._saved_environ.setdefault(name, os.environ.get(name))
+            os.environ.pop(name, None)
+
+    def _set_environ(self, values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            self._saved_environ.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+
+    # --- access ----------------------------------------------------------------------
+
+    @property
+    def deployment(self) -> Deployment:
+        if self._deployment is None:
+            raise RuntimeError("the local cloud is not started")
+        return self._deployment
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return self.deployment.outputs
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for this cloud (fake credentials; the endpoint in server mode)."""
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            region_name=self.region,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+        )
+
+    @property
+    def event_source(self) -> SqsEventSourceMapping:
+        (source,) = self.deployment.event_sources
+        return source
+
+    def settle(self, timeout_s: float) -> None:
+        """The scenarios' hook: run the event source mapping until the queue is empty."""
+        self.drain(timeout_s=timeout_s)
+
+    def _deliver_logs(self, group: str, stream: str, events: list[tuple[int, str]]) -> None:
+        """Put an invocation's lines in its log group. A log group that is gone loses the
+        lines, as on AWS when the function's role may not create it again (these roles
+        grant only logs:CreateLogStream and logs:PutLogEvents); it never fails the
+        invocation. Said once per group."""
+        if not events:
+            return
+        logs = self.client("logs")
+        try:
+            existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
+                "logStreams"
+            ]
+            if not any(s["logStreamName"] == stream for s in existing):
+                logs.create_log_stream(logGroupName=group, logStreamName=stream)
+            logs.put_log_events(
+                logGroupName=group,
+                logStreamName=stream,
+                logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+            )
+        except logs.exceptions.ResourceNotFoundException:
+            if group not in self._reported:
+                self._reported.add(group)
+                say(
+                    f"[logs] log group {group} does not exist: this function's log lines are "
+                    "lost until it is created again (as on AWS)"
+                )
+            return
+        self._reported.discard(group)
+
+    # --- event source mappings ------------------------------------------------------------
+
+    def discover_mappings(self) -> list[SqsEventSourceMapping]:
+        """Pick up mappings created through the Lambda API since the last look."""
+        known = {
+            source.uuid
+            for deployment in [self.deployment, *self.stacks]
+            for source in deployment.event_sources
+            if source.uuid
+        }
+        found = discover(
+            self.client("lambda"),
+            self.client("sqs"),
+            self.region,
+            known,
+            reported=self._reported,
+        )
+        self.deployment.event_sources.extend(found)
+        return found
+
+    def start_event_sources(self, idle_wait_seconds: float = 0.2) -> None:
+        """Server mode: poll every mapping in the background, and look for new ones
+        created through the Lambda API every second."""
+        for source in self.deployment.event_sources:
+            source.start(idle_wait_seconds=idle_wait_seconds)
+        self._discovery_stop.clear()
+
+        def look() -> None:
+            while not self._discovery_stop.wait(1.0):
+                try:
+                    with changesets.LOCK:  # not a mapping a change set is still creating
+                        found = self.discover_mappings()
+                    for source in found:
+                        source.start(idle_wait_seconds=idle_wait_seconds)
+                except Exception as exc:  # noqa: BLE001 - keep serving; said once
+                    if "discovery" not in self._reported:
+                        self._reported.add("discovery")
+                        say(f"[event source mapping] listing mappings failed: {exc!r}")
+
+        self._discovery = threading.Thread(target=look, name="esm-discovery", daemon=True)
+        self._discovery.start()
+
+    # --- the event source mapping, driven synchronously --------------------------------
+
+    def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
+        """Run every enabled event source mapping until its queue holds nothing, visible
+        or in flight.
+
+        Messages left for redelivery come back after the visibility timeout and are
+        polled again, until they are acknowledged or redriven to the dead-letter queue.
+
+        Raises:
+            TimeoutError: a queue is not empty after ``timeout_s`` seconds.
+        """
+        self.discover_mappings()
+        outcomes: list[BatchOutcome] = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            polled = [source.poll_once() for source in self.deployment.event_sources]
+            busy = [outcome for outcome in polled if outcome.invocation is not None]
+            outcomes.extend(busy)
+            if busy:
+                continue
+            active = [s for s in self.deployment.event_sources if s.enabled and not s.deleted]
+            if all(queue_empty(self, source.queue_url) for source in active):
+                return outcomes
+            time.sleep(idle_sleep_s)
+        raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")

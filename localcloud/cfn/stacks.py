@@ -1,0 +1,129 @@
+"""The local stack as CloudFormation shows it: Parameters, Outputs and every resource
+with its physical id.
+
+:func:`deploy <localcloud.cfn.deployer.deploy>` creates the resources itself; this module
+publishes them as a CloudFormation stack in moto, so ``describe-stacks`` shows the
+resolved parameters and the Outputs, and ``describe-stack-resources`` /
+``list-stack-resources`` list the resources as the SAM transform names them
+(``AWS::Serverless::Function`` → ``AWS::Lambda::Function`` plus one
+``AWS::Lambda::EventSourceMapping`` per SQS event), each with its physical id (the value
+``Ref`` gives, the mapping's UUID).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from moto.cloudformation.models import CloudFormationBackend
+
+from localcloud.cfn.deployer import Deployment
+
+TRANSFORMED = {
+    "AWS::Serverless::Function": "AWS::Lambda::Function",
+    "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
+}
+
+
+@dataclass(frozen=True)
+class StackResource:
+    """What moto's stack-resource responses read from a resource."""
+
+    logical_resource_id: str
+    physical_resource_id: str
+    cf_resource_type: str
+
+
+_RESOURCES: dict[str, list[StackResource]] = {}  # by stack name and by stack id
+
+
+def resources_of(deployment: Deployment) -> list[StackResource]:
+    """Every resource of the deployment, as the transformed stack lists it."""
+    listed: list[StackResource] = []
+    for logical_id, resource in deployment.template.resources.items():
+        if logical_id not in deployment.refs:
+            continue
+        kind = str(resource["Type"])
+        listed.append(
+            StackResource(logical_id, str(deployment.refs[logical_id]), TRANSFORMED.get(kind, kind))
+        )
+        if kind == "AWS::Serverless::Function":
+            function = deployment.functions[logical_id]
+            events = resource.get("Properties", {}).get("Events", {})
+            sources = [s for s in deployment.event_sources if s.function is function]
+            for event_id, source in zip(events, sources, strict=False):
+                listed.append(
+                    StackResource(
+                        f"{logical_id}{event_id}",
+                        source.uuid or "",
+                        "AWS::Lambda::EventSourceMapping",
+                    )
+                )
+    return listed
+
+
+def register(deployment: Deployment, client: Callable[[str], Any]) -> None:
+    """Publish ``deployment`` as a CloudFormation stack named ``deployment.stack_name``."""
+    parameters = deployment.template.parameters
+    body = {
+        "Description": "Order Guard on the local cloud (resources made by localcloud.cfn.deployer)",
+        "Parameters": {name: {"Type": "String"} for name in parameters},
+        "Resources": {"LocalCloudMarker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {name: {"Value": value} for name, value in deployment.outputs.items()},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # moto: WaitConditionHandle unsupported
+        stack_id = client("cloudformation").create_stack(
+            StackName=deployment.stack_name,
+            TemplateBody=json.dumps(body),
+            Parameters=[
+                {"ParameterKey": name, "ParameterValue": value}
+                for name, value in parameters.items()
+            ],
+        )["StackId"]
+    listed = resources_of(deployment)
+    _RESOURCES[deployment.stack_name] = listed
+    _RESOURCES[stack_id] = listed
+
+
+def publish(deployment: Deployment, stack_id: str) -> None:
+    """List ``deployment``'s resources as those of an existing stack (a change set's)."""
+    listed = resources_of(deployment)
+    _RESOURCES[deployment.stack_name] = listed
+    _RESOURCES[stack_id] = listed
+
+
+def forget(*names: str) -> None:
+    """A deleted stack lists no resources (by name and by stack id)."""
+    for name in names:
+        _RESOURCES.pop(name, None)
+
+
+_ORIGINAL_DESCRIBE = CloudFormationBackend.describe_stack_resources
+_ORIGINAL_LIST = CloudFormationBackend.list_stack_resources
+
+
+def _describe(self: CloudFormationBackend, stack_name: str, logical_resource_id: str | None) -> Any:
+    # moto annotates logical_resource_id as str and passes None when the call has none
+    stack, resources = _ORIGINAL_DESCRIBE(self, stack_name, cast(str, logical_resource_id))
+    listed = _RESOURCES.get(stack_name) or _RESOURCES.get(getattr(stack, "stack_id", ""))
+    if listed is None:
+        return stack, resources
+    if logical_resource_id is not None:
+        return stack, [r for r in listed if r.logical_resource_id == logical_resource_id]
+    return stack, listed
+
+
+def _list(self: CloudFormationBackend, stack_name_or_id: str) -> Any:
+    stack, resources = _ORIGINAL_LIST(self, stack_name_or_id)
+    listed = _RESOURCES.get(stack_name_or_id) or _RESOURCES.get(getattr(stack, "stack_id", ""))
+    return stack, (resources if listed is None else listed)
+
+
+def install() -> None:
+    """Make moto's stack-resource calls list a local stack's real resources (idempotent)."""
+    CloudFormationBackend.describe_stack_resources = _describe  # type: ignore[method-assign]
+    CloudFormationBackend.list_stack_resources = _list  # type: ignore[method-assign]

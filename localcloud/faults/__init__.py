@@ -1,0 +1,322 @@
+"""Fault injection: the transient failures an idempotent worker must survive, on demand.
+
+Two places, both in-process (``LocalCloud()`` without a server port):
+
+- **DynamoDB requests** that a function makes. moto answers botocore's ``before-send``
+  event through one handler (``moto.core.models.botocore_stubber``); :func:`install`
+  wraps that handler, so a fault is decided before moto sees the request or after it
+  has handled it, and botocore's real retry logic (``total_max_attempts``) sees it as it
+  would see the network:
+
+  ===================  ==============================================================
+  dropped-connection   ``ConnectionClosedError``; the request never reached the table
+  response-lost        the table handled the request, then ``ConnectionClosedError``:
+                       a committed write whose response is lost
+  connect-timeout      ``ConnectTimeoutError``; nothing sent
+  read-timeout         ``ReadTimeoutError``; nothing handled
+  http-500             HTTP 500 ``InternalServerError``; nothing handled
+  http-503             HTTP 503 ``ServiceUnavailable`` (a code botocore does not model)
+  throttling           HTTP 400 ``ThrottlingException``
+  ===================  ==============================================================
+
+- **Lambda invocations through the invoke API** (what Step Functions calls):
+
+  ========================  =========================================================
+  lambda-service-exception  HTTP 500 ``ServiceException``: the function never runs
+  lambda-too-many-requests  HTTP 429 ``TooManyRequestsException``: never runs
+  function-timeout          the function runs (its writes stay), then the invocation
+                            fails with ``Sandbox.Timedout``
+  ========================  =========================================================
+
+A :class:`Fault` names the order id it hits (the ``id`` of the request's ``Item`` or
+``Key``, or of the invocation's payload), the DynamoDB operation (or ``Invoke``), and how
+many matching requests it fails; faults of different orders never touch each other, so
+executions can run side by side. Only requests made inside a function invocation are
+hit (the bridge knows which thread runs one), never a test's own reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+from botocore import handlers as botocore_handlers
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
+from moto.core.botocore_stubber import MockRawResponse
+from moto.core.exceptions import JsonRESTError
+from moto.core.models import botocore_stubber
+
+from localcloud.lambda_runtime import bridge as lambda_bridge
+
+
+class Kind(StrEnum):
+    """A transient failure (the module tables say what each does)."""
+
+    DROPPED_CONNECTION = "dropped-connection"
+    RESPONSE_LOST = "response-lost"
+    CONNECT_TIMEOUT = "connect-timeout"
+    READ_TIMEOUT = "read-timeout"
+    HTTP_500 = "http-500"
+    HTTP_503 = "http-503"
+    THROTTLING = "throttling"
+    LAMBDA_SERVICE_EXCEPTION = "lambda-service-exception"
+    LAMBDA_TOO_MANY_REQUESTS = "lambda-too-many-requests"
+    FUNCTION_TIMEOUT = "function-timeout"
+
+
+DYNAMODB_KINDS: Final = (
+    Kind.DROPPED_CONNECTION,
+    Kind.RESPONSE_LOST,
+    Kind.CONNECT_TIMEOUT,
+    Kind.READ_TIMEOUT,
+    Kind.HTTP_500,
+    Kind.HTTP_503,
+    Kind.THROTTLING,
+)
+LAMBDA_KINDS: Final = (
+    Kind.LAMBDA_SERVICE_EXCEPTION,
+    Kind.LAMBDA_TOO_MANY_REQUESTS,
+    Kind.FUNCTION_TIMEOUT,
+)
+_ERROR_RESPONSES: Final = {
+    Kind.HTTP_500: (500, "InternalServerError", "Internal server error"),
+    Kind.HTTP_503: (503, "ServiceUnavailable", "Service unavailable"),
+    Kind.THROTTLING: (
+        400,
+        "ThrottlingException",
+        "Rate of requests exceeds the allowed throughput",
+    ),
+}
+_LAMBDA_ERRORS: Final = {
+    Kind.LAMBDA_SERVICE_EXCEPTION: (500, "ServiceException", "Lambda service error (injected)"),
+    Kind.LAMBDA_TOO_MANY_REQUESTS: (429, "TooManyRequestsException", "Rate Exceeded. (injected)"),
+}
+
+
+@dataclass
+class Fault:
+    """Fail the next ``times`` matching requests with ``kind``.
+
+    Args:
+        kind: what happens (:class:`Kind`).
+        order_id: the order id the request carries.
+        operation: ``PutItem``, ``UpdateItem`` or ``GetItem`` for a DynamoDB kind;
+            ``Invoke`` for a Lambda kind.
+        times: how many matching requests fail. botocore makes
+            ``config.TOTAL_MAX_ATTEMPTS`` (2) attempts per call, so ``times=2`` fails one
+            whole call and the failure reaches the worker (and Step Functions).
+        stage: for ``Invoke``: ``"summary"`` hits the summary stage only, ``"store"``
+            everything else, ``None`` both.
+    """
+
+    kind: Kind
+    order_id: str
+    operation: str
+    times: int = 2
+    stage: str | None = None
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        lambda_kind = self.kind in LAMBDA_KINDS
+        if lambda_kind != (self.operation == "Invoke"):
+            raise ValueError(
+                f"{self.kind} needs operation {'Invoke' if lambda_kind else 'a DynamoDB one'}"
+            )
+
+
+class FaultPlan:
+    """The faults in force, consumed thread-safely as requests match them."""
+
+    def __init__(self, faults: Sequence[Fault], *, in_functions_only: bool = True) -> None:
+        self.faults = list(faults)
+        self.in_functions_only = in_functions_only
+        self._lock = threading.Lock()
+
+    def take(self, operation: str, order_id: str | None, stage: str | None = None) -> Fault | None:
+        """The fault that hits this request (and count it), or ``None``."""
+        if order_id is None:
+            return None
+        with self._lock:
+            for fault in self.faults:
+                if (
+                    fault.order_id == order_id
+                    and fault.operation == operation
+                    and fault.fired < fault.times
+                    and (fault.stage is None or fault.stage == stage)
+                ):
+                    fault.fired += 1
+                    return fault
+        return None
+
+
+_ACTIVE: FaultPlan | None = None
+
+
+@dataclass
+class Network:
+    """The simulated network between the functions and DynamoDB (:func:`simulated`):
+    each request a function makes waits ``round_trip_s`` and is counted by function and
+    operation."""
+
+    round_trip_s: float = 0.0
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def requests(self, function: str, operations: Iterable[str] | None = None) -> int:
+        """Requests a function made (of the given operations, or all)."""
+        return sum(
+            n
+            for (name, operation), n in self.counts.items()
+            if name == function and (operations is None or operation in operations)
+        )
+
+
+_NETWORK: Network | None = None
+
+
+@contextlib.contextmanager
+def simulated(round_trip_s: float = 0.0) -> Iterator[Network]:
+    """Count, and delay by ``round_trip_s``, every DynamoDB request a function makes in
+    the block (the benchmark's simulated round trip)."""
+    global _NETWORK
+    network = Network(round_trip_s=round_trip_s)
+    _NETWORK = network
+    try:
+        yield network
+    finally:
+        _NETWORK = None
+
+
+@contextlib.contextmanager
+def injected(*faults: Fault, in_functions_only: bool = True) -> Iterator[FaultPlan]:
+    """Put ``faults`` in force for the block (one plan at a time).
+
+    ``in_functions_only=False`` also hits requests made outside a function invocation
+    (a unit test's own client).
+    """
+    global _ACTIVE
+    if _ACTIVE is not None:
+        raise RuntimeError("a fault plan is already in force")
+    plan = FaultPlan(faults, in_functions_only=in_functions_only)
+    _ACTIVE = plan
+    try:
+        yield plan
+    finally:
+        _ACTIVE = None
+
+
+# --- DynamoDB: botocore's before-send, around moto's stubber -----------------------------
+
+
+def _dynamodb_request(request: AWSPreparedRequest) -> tuple[str, str | None] | None:
+    """(operation, order id) of a DynamoDB JSON request, else ``None``."""
+    raw = request.headers.get("X-Amz-Target", b"")
+    target = raw.decode() if isinstance(raw, bytes) else str(raw)
+    if not target.startswith("DynamoDB_"):
+        return None
+    operation = target.rpartition(".")[2]
+    raw_body = request.body
+    try:
+        body = json.loads(raw_body if isinstance(raw_body, str | bytes) else b"{}")
+        item = body.get("Item") or body.get("Key") or {}
+        order_id = item.get("id", {}).get("S")
+    except (ValueError, AttributeError):
+        order_id = None
+    return operation, order_id if isinstance(order_id, str) else None
+
+
+def _error_response(request: AWSPreparedRequest, kind: Kind) -> AWSResponse:
+    status, code, message = _ERROR_RESPONSES[kind]
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
+    headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "injected"}
+    return AWSResponse(request.url, status, headers, MockRawResponse(body))  # type: ignore[arg-type]
+
+
+def stubber_with_faults(event_name: str, request: AWSPreparedRequest, **kwargs: Any) -> Any:
+    """moto's ``botocore_stubber``, with the active plan's DynamoDB faults around it."""
+    network = _NETWORK
+    if network is not None:
+        function = lambda_bridge.invoking_function()
+        matched = _dynamodb_request(request) if function is not None else None
+        if function is not None and matched is not None:
+            with network._lock:
+                network.counts[(function.name, matched[0])] += 1
+            if network.round_trip_s:
+                time.sleep(network.round_trip_s)
+    plan = _ACTIVE
+    fault = None
+    if plan is not None and (
+        not plan.in_functions_only or lambda_bridge.invoking_function() is not None
+    ):
+        matched = _dynamodb_request(request)
+        fault = plan.take(*matched) if matched is not None else None
+    if fault is None:
+        return botocore_stubber(event_name, request, **kwargs)
+    if fault.kind is Kind.DROPPED_CONNECTION:
+        raise ConnectionClosedError(endpoint_url=request.url)
+    if fault.kind is Kind.CONNECT_TIMEOUT:
+        raise ConnectTimeoutError(endpoint_url=request.url)
+    if fault.kind is Kind.READ_TIMEOUT:
+        raise ReadTimeoutError(endpoint_url=request.url)
+    if fault.kind in _ERROR_RESPONSES:
+        return _error_response(request, fault.kind)
+    # RESPONSE_LOST: the table handles the request, then the connection drops.
+    if botocore_stubber(event_name, request, **kwargs) is None:
+        raise RuntimeError("response-lost needs the in-process local cloud (mock_aws)")
+    raise ConnectionClosedError(endpoint_url=request.url)
+
+
+def install() -> None:
+    """Make faults injectable (idempotent; ``LocalCloud.start`` calls it).
+
+    Puts :func:`stubber_with_faults` in place of moto's handler in botocore's
+    ``BUILTIN_HANDLERS``, which every botocore session created from now on registers
+    (``mock_aws`` starts with a fresh default session), and wraps the bridge's invoke-API
+    path with :func:`invoke_with_faults`. With no plan in force both only pass through.
+
+    Raises:
+        RuntimeError: moto's handler is not in ``BUILTIN_HANDLERS`` (a moto upgrade moved
+            it; ``tests/test_faults_localcloud.py`` checks this).
+    """
+    lambda_bridge.set_invoke_wrapper(invoke_with_faults)
+    entries = botocore_handlers.BUILTIN_HANDLERS
+    for position, entry in enumerate(entries):
+        if entry[0] == "before-send" and entry[1] is stubber_with_faults:
+            return
+        if entry[0] == "before-send" and entry[1] is botocore_stubber:
+            entries[position] = ("before-send", stubber_with_faults)
+            return
+    raise RuntimeError("moto's botocore_stubber is not in botocore's BUILTIN_HANDLERS")
+
+
+# --- Lambda: the invoke API -------------------------------------------------------------
+
+
+def invoke_with_faults(
+    function: lambda_bridge.LocalFunction,
+    event: Any,
+    run: Callable[[], lambda_bridge.Invocation],
+) -> lambda_bridge.Invocation:
+    """The bridge's invoke-API path, with the active plan's Lambda faults around it."""
+    plan = _ACTIVE
+    if plan is None or not isinstance(event, dict):
+        return run()
+    order_id = event.get("id")
+    stage = "summary" if "stage" in event else "store"
+    fault = plan.take("Invoke", order_id if isinstance(order_id, str) else None, stage)
+    if fault is None:
+        return run()
+    if fault.kind in _LAMBDA_ERRORS:
+        status, code, message = _LAMBDA_ERRORS[fault.kind]
+        error = JsonRESTError(code, message)
+        error.code = status
+        raise error
+    return lambda_bridge.timed_out(run(), function)

@@ -1,0 +1,321 @@
+"""The local server's front door: what a request must show before moto or the view sees it.
+
+A server on 127.0.0.1 is reachable from every web page the developer has open. Without
+this module a page on another origin could read the tables through moto's permissive
+CORS, wipe the account with a no-preflight ``POST /moto-api/reset``, or create a change
+set whose uploaded zip the deployer then runs as the developer's user; DNS rebinding
+could turn a public name into this server. Local emulators have shipped that class of
+hole before (LocalStack's 2021 dashboard CSRF-to-code-execution reports); the answer,
+here as there, is an origin allow-list, a ``Host`` check and refusing unsigned calls.
+:class:`Guard` wraps the server's whole WSGI app and refuses, in this order:
+
+=====================  =================================================================
+``Host``               not a name the server answers for (default ``127.0.0.1``,
+                       ``localhost`` and its subdomains, the bound address, each with the
+                       server's port; more with ``--allow-host``): HTTP 403. DNS
+                       rebinding sends the attacker's name, which is never on the list.
+``Origin``             an origin other than the server's own or one named with
+                       ``--allow-origin``: HTTP 403, preflights included, and no response
+                       ever carries ``Access-Control-Allow-Origin`` for it. A request
+                       without ``Origin`` that the browser marks ``Sec-Fetch-Site:
+                       cross-site`` or ``same-site`` (a no-cors fetch, an ``<img>``, a
+                       form post, a link) is refused the same way.
+``/moto-api/``         moto's control API (reset, config, seed, its dashboard) is not
+                       served: HTTP 404. The local cloud resets and configures moto
+                       in-process.
+unsigned AWS call      any other path is an AWS API call and needs a SigV4
+                       ``Authorization`` header (``AWS4-HMAC-SHA256``, or SigV4a):
+                       otherwise HTTP 403 with the error AWS gives an unsigned call
+                       (:func:`unsigned_refusal`). The one exception is a presigned S3
+                       ``GET`` of an object. The AWS CLI, boto3, the SAM CLI, the AWS SDK
+                       for JavaScript and the functions all sign, so they are unaffected;
+                       a form post or a no-cors fetch cannot add the header.
+the view               ``/_localcloud/`` answers ``GET`` and ``HEAD`` only (405
+                       otherwise) and is never framed (``frame-ancestors 'none'``).
+=====================  =================================================================
+
+Every response leaves with ``Cross-Origin-Resource-Policy: same-origin`` and
+``X-Content-Type-Options: nosniff``, so even an allowed no-cors embed cannot read it.
+Refusals are reported once per reason and origin on the server's terminal, escaped.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+from werkzeug.wrappers import Request, Response
+
+from localcloud.text import printable
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+VIEW_PREFIX: Final = "/_localcloud"
+MOTO_API_PREFIX: Final = "/moto-api"
+SIGNATURE_SCHEMES: Final = ("AWS4-HMAC-SHA256 ", "AWS4-ECDSA-P256-SHA256 ")
+"""``Authorization`` schemes of a signed AWS request (SigV4 and SigV4a)."""
+LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
+CORS_METHODS: Final = "GET, HEAD, POST, PUT, DELETE, PATCH"
+FOREIGN_SITES: Final = ("cross-site", "same-site")
+"""``Sec-Fetch-Site`` values of a request another origin's page made (another port of
+localhost is ``same-site``)."""
+_REST_JSON_PATH = re.compile(r"^/\d{4}-\d{2}-\d{2}/")  # Lambda's /2015-03-31/functions …
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Who may talk to the server.
+
+    Args:
+        port: the port the server listens on; every allowed ``Host`` carries it.
+        hosts: host names (lower case, IPv6 in brackets) the server answers for, each
+            optionally ``name:port`` for a name reached through another port.
+        origins: origins (``scheme://host[:port]``) allowed to call cross-origin.
+    """
+
+    port: int
+    hosts: frozenset[str]
+    origins: frozenset[str] = frozenset()
+    _reported: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
+
+    @classmethod
+    def for_server(
+        cls,
+        bound: str,
+        port: int,
+        *,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
+    ) -> Policy:
+        """The default policy of a server bound to ``bound:port``, widened by the user.
+
+        Raises:
+            ValueError: an ``--allow-origin`` that is not ``scheme://host[:port]``.
+        """
+        bound_name = f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound
+        hosts = {*LOOPBACK_NAMES, bound_name.lower(), *(h.strip().lower() for h in allow_hosts)}
+        origins = set()
+        for origin in allow_origins:
+            normalised = origin.strip().rstrip("/").lower()
+            if not re.fullmatch(r"https?://[^/\s]+", normalised):
+                raise ValueError(
+                    f"--allow-origin {origin!r}: an origin is scheme://host[:port], "
+                    "for example http://localhost:3000"
+                )
+            origins.add(normalised)
+        return cls(port=port, hosts=frozenset(hosts), origins=frozenset(origins))
+
+    def allowed_hosts(self) -> list[str]:
+        """Every ``Host`` value accepted, as the server prints them."""
+        shown = [h if _has_port(h) else f"{h}:{self.port}" for h in sorted(self.hosts)]
+        return [*shown, f"*.localhost:{self.port}"]
+
+    def host_allowed(self, host: str | None) -> bool:
+        """Whether a ``Host`` header names this server (a name of :attr:`hosts`, or a
+        subdomain of ``localhost``, which browsers resolve to loopback and never ask
+        DNS for: S3's virtual-hosted style, ``bucket.localhost:5000``)."""
+        if not host:
+            return False
+        host = host.strip().lower()
+        if host in self.hosts:  # an --allow-host given with its own port
+            return _has_port(host)
+        name, separator, port = host.rpartition(":")
+        if not separator or port != str(self.port) or _has_port(name):
+            return False
+        return name in self.hosts or name.endswith(".localhost")
+
+    def own_origin(self, origin: str, host: str | None) -> bool:
+        """Whether ``origin`` is this server as the request reached it (same-origin)."""
+        return bool(host) and origin.lower() == f"http://{str(host).lower()}"
+
+
+def _has_port(host: str) -> bool:
+    return bool(re.search(r":\d+$", host)) and not host.endswith("]")
+
+
+class Guard:
+    """WSGI middleware applying a :class:`Policy` in front of ``app``."""
+
+    def __init__(self, app: WSGIApp, policy: Policy, *, report: Callable[[str], None]) -> None:
+        self.app = app
+        self.policy = policy
+        self.report = report
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        request = Request(environ, populate_request=False, shallow=True)
+        refusal, cross_origin = self._check(request)
+        if refusal is not None:
+            return refusal(environ, start_response)
+        if cross_origin and request.method == "OPTIONS":
+            return self._preflight(request)(environ, start_response)
+        path = request.path
+        view = path == VIEW_PREFIX or path.startswith(f"{VIEW_PREFIX}/")
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            kept = [(k, v) for k, v in headers if not k.lower().startswith("access-control-")]
+            kept += [
+                ("Cross-Origin-Resource-Policy", "same-origin"),
+                ("X-Content-Type-Options", "nosniff"),
+            ]
+            if cross_origin:
+                kept += _cors_headers(str(request.headers["Origin"]))
+            if view:
+                kept += [
+                    (
+                        "Content-Security-Policy",
+                        "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                        "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                    ),
+                    ("X-Frame-Options", "DENY"),
+                ]
+            return start_response(status, kept, exc_info)
+
+        return self.app(environ, start)
+
+    def _check(self, request: Request) -> tuple[Response | None, bool]:
+        """``(refusal or None, whether the request is an allowed cross-origin one)``."""
+        host = request.headers.get("Host")
+        if not self.policy.host_allowed(host):
+            return self._refuse(
+                "host",
+                str(host),
+                403,
+                f"Host {host!r} is not a name this local cloud answers for "
+                f"(accepted: {', '.join(self.policy.allowed_hosts())}); reach it by one of "
+                "those, or start it with --allow-host NAME",
+            ), False
+        origin = request.headers.get("Origin")
+        cross_origin = False
+        if origin is not None and not self.policy.own_origin(origin, host):
+            if origin.lower() not in self.policy.origins:
+                return self._refuse(
+                    "origin",
+                    origin,
+                    403,
+                    f"cross-origin request from {origin!r} refused; to allow a page of "
+                    "yours, start the local cloud with --allow-origin ORIGIN",
+                ), False
+            cross_origin = True
+        elif origin is None and request.headers.get("Sec-Fetch-Site") in FOREIGN_SITES:
+            return self._refuse(
+                "origin",
+                str(request.headers.get("Referer", "another site")),
+                403,
+                "request from another site refused (Sec-Fetch-Site: "
+                f"{request.headers.get('Sec-Fetch-Site')}); open the page directly",
+            ), False
+        if cross_origin and request.method == "OPTIONS":
+            return None, True  # a preflight of an allowed origin: answered by the guard
+        path = request.path
+        if path == VIEW_PREFIX or path.startswith(f"{VIEW_PREFIX}/"):
+            if request.method not in ("GET", "HEAD"):
+                refusal = Response("the live view is read-only: GET and HEAD only\n", 405)
+                refusal.headers["Allow"] = "GET, HEAD"
+                return refusal, False
+            return None, cross_origin
+        if path == MOTO_API_PREFIX or path.startswith(f"{MOTO_API_PREFIX}/"):
+            return self._refuse(
+                "moto-api",
+                path,
+                404,
+                "moto's control API is not served by the local cloud",
+            ), False
+        if not signed(request):
+            self._note("unsigned", f"{request.method} {path}")
+            return unsigned_refusal(request), False
+        return None, cross_origin
+
+    def _refuse(self, reason: str, subject: str, status: int, message: str) -> Response:
+        self._note(reason, subject, message)
+        return Response(f"{message}\n", status, mimetype="text/plain")
+
+    def _note(self, reason: str, subject: str, message: str | None = None) -> None:
+        key = (reason, subject[:200])
+        if key in self.policy._reported:
+            return
+        self.policy._reported.add(key)
+        what = message or f"unsigned AWS call refused: {subject}"
+        self.report(f"[refused] {printable(what[:400])} (said once)")
+
+    @staticmethod
+    def _preflight(request: Request) -> Response:
+        response = Response(status=204)
+        response.headers.extend(_cors_headers(str(request.headers["Origin"])))
+        response.headers["Access-Control-Allow-Methods"] = CORS_METHODS
+        requested = request.headers.get("Access-Control-Request-Headers")
+        if requested:
+            response.headers["Access-Control-Allow-Headers"] = requested
+        response.headers["Access-Control-Max-Age"] = "600"
+        return response
+
+
+def _cors_headers(origin: str) -> list[tuple[str, str]]:
+    return [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Expose-Headers", "*"),
+        ("Vary", "Origin"),
+    ]
+
+
+def signed(request: Request) -> bool:
+    """Whether a request carries a SigV4 (or SigV4a) ``Authorization`` header, or is a
+    presigned S3 ``GET`` of an object (``X-Amz-Signature`` in the query, an ``s3``
+    credential scope, a bucket and a key)."""
+    authorization = request.headers.get("Authorization", "")
+    if authorization.startswith(SIGNATURE_SCHEMES):
+        return True
+    if request.method != "GET":
+        return False
+    query = parse_qs(request.query_string.decode("latin-1"))
+    credential = (query.get("X-Amz-Credential") or [""])[0]
+    if not query.get("X-Amz-Signature") or not credential.endswith("/s3/aws4_request"):
+        return False
+    host = str(request.headers.get("Host", "")).lower().rpartition(":")[0]
+    segments = [s for s in request.path.split("/") if s]
+    virtual_hosted = host.endswith(".localhost")
+    return len(segments) >= (1 if virtual_hosted else 2)
+
+
+def unsigned_refusal(request: Request) -> Response:
+    """HTTP 403 with the error AWS gives an unsigned call, in the caller's protocol.
+
+    ==============================  ===================================================
+    JSON protocol (``X-Amz-Target``: DynamoDB, SQS, Step Functions, Logs …)
+                                    ``{"__type": "MissingAuthenticationTokenException",
+                                    "message": …}``
+    REST-JSON (Lambda's dated paths)  ``{"message": …}``, ``x-amzn-ErrorType``
+    query protocol (form or ``Action=``: CloudFormation, IAM, SNS …)
+                                    ``<ErrorResponse>`` with ``MissingAuthenticationToken``
+    anything else: S3               ``<Error>`` with ``AccessDenied``
+    ==============================  ===================================================
+    """
+    request_id = str(uuid.uuid4())
+    message = "Request is missing Authentication Token"
+    headers = {"x-amzn-RequestId": request_id}
+    if request.headers.get("X-Amz-Target"):
+        body = f'{{"__type": "MissingAuthenticationTokenException", "message": "{message}"}}'
+        headers["x-amzn-ErrorType"] = "MissingAuthenticationTokenException"
+        return Response(body, 403, headers, content_type="application/x-amz-json-1.0")
+    if _REST_JSON_PATH.match(request.path):
+        headers["x-amzn-ErrorType"] = "MissingAuthenticationTokenException"
+        body = f'{{"message": "{message}"}}'
+        return Response(body, 403, headers, content_type="application/json")
+    form = str(request.headers.get("Content-Type", "")).startswith(
+        "application/x-www-form-urlencoded"
+    )
+    if form or b"Action=" in request.query_string:
+        body = (
+            "<ErrorResponse><Error><Type>Sender</Type><Code>MissingAuthenticationToken</Code>"
+            f"<Message>{message}</Message></Error><RequestId>{request_id}</RequestId>"
+            "</ErrorResponse>"
+        )
+        return Response(body, 403, headers, content_type="text/xml")
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+        f"<Message>Access Denied</Message><RequestId>{request_id}</RequestId></Error>"
+    )
+    return Response(body, 403, {"x-amz-request-id": request_id}, content_type="application/xml")

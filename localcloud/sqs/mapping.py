@@ -1,0 +1,408 @@
+"""The SQS event source mapping, emulated as AWS documents it.
+
+moto's own SQS→Lambda trigger is not faithful (one record per call, the receive count
+stuck at 1, partial batch responses ignored), so the local cloud polls the queue itself:
+
+- receive up to ``BatchSize`` messages with all attributes, and build records with every
+  field Lambda sends (``messageId``, ``receiptHandle``, ``body``, ``attributes``,
+  ``messageAttributes``, ``md5OfBody``, ``eventSource``, ``eventSourceARN``,
+  ``awsRegion``);
+- invoke the function synchronously with ``{"Records": [...]}``, never with an event
+  over Lambda's 6 MB synchronous payload limit: a batch whose records exceed it is
+  split, in order, into several invocations;
+- every mapping is a mapping of the Lambda API (``list``/``get``/``update``/``delete-
+  event-source-mapping`` see and change it): the template's are created through
+  ``CreateEventSourceMapping`` at deploy, mappings created later through the API are
+  picked up by :func:`discover`, and each poll reads its mapping's state, batch size,
+  ``FunctionResponseTypes`` and function back first. moto's own SQS trigger (one record
+  per call, partial batch responses ignored) is switched off by :func:`install`;
+- a function error (an exception) leaves the whole batch: every message becomes visible
+  again after the visibility timeout;
+- with ``ReportBatchItemFailures``: a null/absent/empty ``batchItemFailures`` (or a null
+  or empty response) deletes the whole batch; listed ``itemIdentifier`` s stay and the
+  rest are deleted; an ``itemIdentifier`` that is empty, null or not in the batch, or any
+  malformed response, fails the whole batch (nothing deleted);
+- without ``ReportBatchItemFailures`` any successful response deletes the whole batch;
+- redrive to the dead-letter queue after ``maxReceiveCount`` receives is SQS's job, and
+  moto's SQS does it.
+
+Source: "Handling errors for an SQS event source in Lambda" and "Implementing partial
+batch responses" in the AWS Lambda developer guide.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from moto.awslambda.models import LambdaBackend
+from moto.core.exceptions import JsonRESTError
+from moto.sqs.models import sqs_backends
+
+from localcloud.lambda_runtime import bridge as lambda_bridge
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.text import say
+
+if TYPE_CHECKING:
+    from mypy_boto3_lambda.client import LambdaClient
+    from mypy_boto3_sqs.client import SQSClient
+
+MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
+"""Lambda's limit on a synchronous invocation's request payload (6 MB)."""
+MAX_RECEIVE = 10
+"""SQS ReceiveMessage returns at most 10 messages a call."""
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """One poll: the invocation (or ``None`` when the queue gave nothing) and its effect.
+
+    ``invocation`` is the last one when a batch over 6 MB was split (``invocations``
+    holds them all, in order).
+    """
+
+    invocation: Invocation | None
+    message_ids: list[str]
+    deleted: list[str]
+    kept: list[str]
+    verdict: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    invocations: list[Invocation] = field(default_factory=list)
+
+
+def judge_response(
+    response: Any, batch_ids: Sequence[str], *, report_batch_item_failures: bool
+) -> tuple[set[str], str]:
+    """Apply the documented partial-batch semantics to a successful invocation's response.
+
+    Returns:
+        (message ids to keep for redelivery, a one-line verdict).
+    """
+    every = set(batch_ids)
+    if not report_batch_item_failures:
+        return set(), "success: whole batch deleted"
+    if response is None or response == {} or response == "":
+        return set(), "empty response: whole batch succeeded"
+    if not isinstance(response, Mapping):
+        return every, "malformed response (not an object): whole batch failed"
+    failures = response.get("batchItemFailures")
+    if failures is None or failures == []:
+        return set(), "no batch item failures: whole batch succeeded"
+    if not isinstance(failures, list):
+        return every, "malformed batchItemFailures (not a list): whole batch failed"
+    keep: set[str] = set()
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, Mapping) else None
+        if not isinstance(identifier, str) or not identifier or identifier not in every:
+            return every, f"invalid itemIdentifier {identifier!r}: whole batch failed"
+        keep.add(identifier)
+    return keep, f"{len(keep)} batch item failure(s) kept, {len(every) - len(keep)} deleted"
+
+
+@dataclass
+class SqsEventSourceMapping:
+    """One SQS event source mapping, polled as Lambda polls it.
+
+    With ``lambda_client`` and ``uuid`` it is a mapping of the Lambda API and each poll
+    first reads its configuration back (:meth:`refresh`); without them (unit tests) the
+    fields are fixed.
+    """
+
+    sqs: SQSClient
+    queue_url: str
+    queue_arn: str
+    region: str
+    function: LocalFunction
+    batch_size: int
+    report_batch_item_failures: bool
+    lambda_client: LambdaClient | None = None
+    uuid: str | None = None
+    enabled: bool = True
+    deleted: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+    _last_problem: str | None = field(default=None, repr=False)
+
+    def refresh(self) -> None:
+        """Read the mapping back from the Lambda API: state, batch size,
+        ``FunctionResponseTypes`` and function, as ``update-event-source-mapping`` left
+        them. A deleted mapping stops polling."""
+        if self.lambda_client is None or self.uuid is None or self.deleted:
+            return
+        try:
+            config = self.lambda_client.get_event_source_mapping(UUID=self.uuid)
+        except self.lambda_client.exceptions.ResourceNotFoundException:
+            self.deleted = True
+            return
+        self.enabled = config.get("State") == "Enabled"
+        self.batch_size = int(config.get("BatchSize", self.batch_size))
+        self.report_batch_item_failures = "ReportBatchItemFailures" in (
+            config.get("FunctionResponseTypes") or []
+        )
+        try:
+            self.function = lambda_bridge.lookup(config["FunctionArn"])
+        except KeyError:
+            self.enabled = False  # not a function the local cloud runs (reported by discover)
+
+    def poll_once(self, wait_seconds: int = 0) -> BatchOutcome:
+        """Receive one batch (up to the batch size), invoke the function, delete what
+        succeeded. A disabled or deleted mapping receives nothing."""
+        self.refresh()
+        if self.deleted or not self.enabled:
+            state = "deleted" if self.deleted else "disabled"
+            return BatchOutcome(None, [], [], [], f"mapping {state}: nothing received")
+        messages: list[Mapping[str, Any]] = []
+        while len(messages) < self.batch_size:
+            response = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(MAX_RECEIVE, self.batch_size - len(messages)),
+                WaitTimeSeconds=wait_seconds if not messages else 0,
+                AttributeNames=["All"],
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
+            received = response.get("Messages", [])
+            messages.extend(received)
+            if len(received) < MAX_RECEIVE:
+                break
+        if not messages:
+            return BatchOutcome(None, [], [], [], "queue returned no messages")
+        records = [self._record(message) for message in messages]
+        ids = [record["messageId"] for record in records]
+        keep: set[str] = set()
+        verdicts: list[str] = []
+        invocations: list[Invocation] = []
+        for chunk in split_by_payload(records):
+            chunk_ids = [record["messageId"] for record in chunk]
+            invocation = self.function.invoke({"Records": chunk})
+            invocations.append(invocation)
+            if invocation.error:
+                kept = set(chunk_ids)
+                verdict = f"function error {invocation.error_type}: whole batch failed"
+            else:
+                kept, verdict = judge_response(
+                    invocation.payload,
+                    chunk_ids,
+                    report_batch_item_failures=self.report_batch_item_failures,
+                )
+            keep |= kept
+            verdicts.append(verdict)
+        deleted = [message for message in messages if message["MessageId"] not in keep]
+        for start in range(0, len(deleted), 10):
+            chunk_messages = deleted[start : start + 10]
+            deletion = self.sqs.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": message["ReceiptHandle"]}
+                    for i, message in enumerate(chunk_messages)
+                ],
+            )
+            if deletion.get("Failed"):
+                # The message stays and comes back: a duplicate next time, never lost.
+                raise RuntimeError(f"DeleteMessageBatch failed for {deletion['Failed']}")
+        return BatchOutcome(
+            invocation=invocations[-1],
+            message_ids=ids,
+            deleted=[message["MessageId"] for message in deleted],
+            kept=[i for i in ids if i in keep],
+            verdict="; ".join(verdicts),
+            records=records,
+            invocations=invocations,
+        )
+
+    def _record(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """The Lambda record of one received message: every attribute ``ReceiveMessage``
+        returned for it, unchanged (system attributes included), its body and MD5s."""
+        record: dict[str, Any] = {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": message["Body"],
+            "attributes": dict(message.get("Attributes", {})),
+            "messageAttributes": {
+                name: _lambda_message_attribute(value)
+                for name, value in message.get("MessageAttributes", {}).items()
+            },
+            "md5OfBody": message["MD5OfBody"],
+        }
+        if "MD5OfMessageAttributes" in message:
+            record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
+        record.update(
+            {"eventSource": "aws:sqs", "eventSourceARN": self.queue_arn, "awsRegion": self.region}
+        )
+        return record
+
+    # --- background polling (server mode) --------------------------------------------
+
+    def start(self, idle_wait_seconds: float = 0.2) -> None:
+        """Poll in a daemon thread until :meth:`stop`."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def run() -> None:
+            while not self._stop.is_set() and not self.deleted:
+                try:
+                    outcome = self.poll_once()
+                except Exception as exc:  # noqa: BLE001 - a poller must survive a bad poll
+                    self._report(exc)
+                    self._stop.wait(5.0)
+                    continue
+                if self._last_problem is not None:
+                    say(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
+                    self._last_problem = None
+                if outcome.invocation is None:
+                    self._stop.wait(idle_wait_seconds)
+
+        self._thread = threading.Thread(target=run, name=f"esm-{self.function.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _report(self, exc: Exception) -> None:
+        """Say once what keeps a poll from working (a deleted queue, say), not every poll."""
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
+        if code == self._last_problem:
+            return
+        self._last_problem = code
+        if "NonExistentQueue" in code or "QueueDoesNotExist" in code:
+            detail = f"queue {self.queue_arn} does not exist (deleted?)"
+        else:
+            detail = f"poll failed: {exc!r}"
+        say(
+            f"[event source mapping {self.uuid}] {detail}; retrying every 5 s, "
+            "reported once until it recovers"
+        )
+
+
+def split_by_payload(records: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive groups of records whose ``{"Records": [...]}`` event stays within
+    Lambda's 6 MB payload limit (:data:`MAX_PAYLOAD_BYTES`); one record per group at
+    least (an SQS message is at most 1 MiB, far below it)."""
+    chunks: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    size = len(b'{"Records": []}')
+    for record in records:
+        record_size = len(json.dumps(record).encode()) + len(b", ")
+        if current and size + record_size > MAX_PAYLOAD_BYTES:
+            chunks.append(current)
+            current, size = [], len(b'{"Records": []}')
+        current.append(record)
+        size += record_size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def discover(
+    lambda_client: LambdaClient,
+    sqs: SQSClient,
+    region: str,
+    known: Iterable[str],
+    *,
+    reported: set[str],
+) -> list[SqsEventSourceMapping]:
+    """Mappings created through the Lambda API that nothing polls yet, as pollers.
+
+    Only SQS sources of this region and functions the local cloud runs; any other
+    mapping is reported once (its uuid is added to ``reported``) and left alone.
+    """
+    known = set(known)
+    found: list[SqsEventSourceMapping] = []
+    paginator = lambda_client.get_paginator("list_event_source_mappings")
+    for page in paginator.paginate():
+        for config in page.get("EventSourceMappings", []):
+            uuid = config["UUID"]
+            if uuid in known or uuid in reported:
+                continue
+            source = config.get("EventSourceArn", "")
+            try:
+                function = lambda_bridge.lookup(config.get("FunctionArn", ""))
+            except KeyError:
+                function = None
+            if not source.startswith(f"arn:aws:sqs:{region}:") or function is None:
+                reported.add(uuid)
+                say(
+                    f"[event source mapping {uuid}] {source} -> {config.get('FunctionArn')}: "
+                    "the local cloud polls only SQS queues for functions it runs; not polled"
+                )
+                continue
+            queue_url = sqs.get_queue_url(QueueName=source.rsplit(":", 1)[-1])["QueueUrl"]
+            mapping = SqsEventSourceMapping(
+                sqs=sqs,
+                queue_url=queue_url,
+                queue_arn=source,
+                region=region,
+                function=function,
+                batch_size=int(config.get("BatchSize", 10)),
+                report_batch_item_failures="ReportBatchItemFailures"
+                in (config.get("FunctionResponseTypes") or []),
+                lambda_client=lambda_client,
+                uuid=uuid,
+            )
+            say(f"[event source mapping {uuid}] polling {source} for {function.name}")
+            found.append(mapping)
+    return found
+
+
+_ORIGINAL_CREATE = LambdaBackend.create_event_source_mapping
+_ORIGINAL_UPDATE = LambdaBackend.update_event_source_mapping
+
+
+def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
+    batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
+    window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
+    if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
+        raise JsonRESTError(
+            "InvalidParameterValueException",
+            "Maximum batch window in seconds must be greater than 0 if maximum batch size is "
+            "greater than 10",
+        )
+
+
+def _create_without_moto_trigger(self: LambdaBackend, spec: dict[str, Any]) -> Any:
+    _check_batching(spec)
+    esm = _ORIGINAL_CREATE(self, spec)
+    for queue in sqs_backends[self.account_id][self.region_name].queues.values():
+        if queue.queue_arn == esm.event_source_arn:
+            # moto would invoke the function itself on every SendMessage, one record at a
+            # time, and delete the message whatever the response: the local cloud polls.
+            queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+    return esm
+
+
+def _update_checked(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> Any:
+    _check_batching(spec, self.get_event_source_mapping(uuid))
+    return _ORIGINAL_UPDATE(self, uuid, spec)
+
+
+def install() -> None:
+    """Route SQS event source mappings to the local cloud's pollers (idempotent): moto's
+    own trigger never runs, and a batch size over 10 needs a batching window, as on AWS."""
+    LambdaBackend.create_event_source_mapping = _create_without_moto_trigger  # type: ignore[method-assign]
+    LambdaBackend.update_event_source_mapping = _update_checked  # type: ignore[method-assign]
+
+
+def _lambda_message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:
+    """SQS ``MessageAttributeValue`` → the Lambda record's camel-case form (binary as base64)."""
+    attribute: dict[str, Any] = {
+        "stringListValues": value.get("StringListValues", []),
+        "binaryListValues": [_b64(item) for item in value.get("BinaryListValues", [])],
+        "dataType": value.get("DataType"),
+    }
+    if "StringValue" in value:
+        attribute["stringValue"] = value["StringValue"]
+    if "BinaryValue" in value:
+        attribute["binaryValue"] = _b64(value["BinaryValue"])
+    return attribute
+
+
+def _b64(data: bytes | str) -> str:
+    return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()

@@ -1,0 +1,190 @@
+"""What the functions did, as it happened: every invocation and every write decision.
+
+The local cloud records each invocation the bridge runs (:func:`History.record` is a
+bridge listener) and reads the workers' ``RESULT`` lines out of its log, so the live view
+and ``status`` keep the decisions even after the log groups, queues or tables they came
+from are deleted (the seed labs' cleanup step). Memory only: it ends with the server.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+
+CONDITION = "attribute_not_exists(id)"
+"""The conditional write's condition (src/order_guard/store.py)."""
+
+
+@dataclass(frozen=True)
+class InvocationRecord:
+    """One invocation: which function, when (epoch s), what it was given, how it ended."""
+
+    at: float
+    function: str
+    request_id: str
+    given: str
+    result: str
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One write decision (or a summary read), read from a ``RESULT`` line.
+
+    ``source`` says where the job came from (``sqs <messageId> receive <n>`` or
+    ``attempt <n> (<mode>)``); ``before`` and ``after`` are the order item's business
+    details before and after the conditional write (``None``: no item).
+    """
+
+    at: float
+    order_id: str | None
+    stage: str
+    decision: str
+    source: str
+    message_id: str | None
+    detail: str
+    condition: str
+    outcome: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    requested: Mapping[str, Any] | None
+    error_type: str | None
+    reason: str | None
+
+
+PAGE_SIZE = 50
+"""Rows of one page of decisions or invocations in the live view and ``status``."""
+
+
+class History:
+    """The last ``limit`` invocations and decisions, newest last (thread-safe)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._lock = threading.Lock()
+        self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
+        self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
+
+    def record(self, function: LocalFunction, event: Any, invocation: Invocation) -> None:
+        """The bridge listener: keep the invocation and the decisions in its log."""
+        now = time.time()
+        entry = InvocationRecord(
+            at=now,
+            function=function.name,
+            request_id=invocation.request_id,
+            given=_given(event),
+            result=_result(invocation),
+            duration_ms=round(invocation.duration_ms, 1),
+        )
+        decisions = [decision_of(line, now) for line in result_lines(invocation.log_lines)]
+        with self._lock:
+            self.invocations.append(entry)
+            self.decisions.extend(decisions)
+
+    def pages(
+        self, *, decisions: int = 1, invocations: int = 1, size: int = PAGE_SIZE
+    ) -> dict[str, Any]:
+        """One page of each list, newest first, as JSON-ready dicts, and where each page
+        stands: ``{"decisions": [...], "invocations": [...], "pages": {"decisions":
+        {"page", "count", "total"}, "invocations": {...}}}``. Pages count from 1; a page
+        past the last is empty. A refresh copies at most ``size`` rows of each list,
+        whatever the history holds."""
+        shown: dict[str, Any] = {"pages": {}}
+        with self._lock:
+            for name, rows, number in (
+                ("decisions", self.decisions, decisions),
+                ("invocations", self.invocations, invocations),
+            ):
+                total = len(rows)
+                number = max(1, number)
+                end = total - (number - 1) * size  # newest first: count from the end
+                picked = [rows[i] for i in range(end - 1, max(0, end - size) - 1, -1)]
+                shown[name] = [asdict(row) for row in picked]
+                shown["pages"][name] = {
+                    "page": number,
+                    "count": max(1, -(-total // size)),
+                    "total": total,
+                }
+        return shown
+
+
+def result_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """The ``RESULT`` lines of an invocation's log, parsed."""
+    found = []
+    for line in lines:
+        if '"RESULT"' not in line:
+            continue
+        try:
+            parsed = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(parsed, dict) and parsed.get("message") == "RESULT":
+            found.append(parsed)
+    return found
+
+
+def decision_of(line: Mapping[str, Any], at: float) -> DecisionRecord:
+    """A :class:`DecisionRecord` from one RESULT line (both workers' shapes)."""
+    decision = str(line.get("decision") or line.get("outcome") or "?")
+    details = None
+    if line.get("id") is not None and isinstance(line.get("quantity"), int):
+        quantity = line["quantity"]
+        details = {"id": line["id"], "quantity": quantity, "total_cents": quantity * 250 + 100}
+    before = line.get("previous") or line.get("stored")
+    if decision == "accepted":
+        after, outcome = details, "PutItem succeeded: the item was written"
+    elif decision in ("duplicate", "conflict"):
+        after = before
+        outcome = "ConditionalCheckFailedException: the item is kept unchanged"
+    elif decision == "invalid":
+        after, outcome = None, "no write attempted"
+    elif line.get("stage") == "summary":
+        after, outcome = None, f"GetItem: {decision}"
+    else:
+        after, outcome = before, "the call failed: nothing known written"
+    if "receive_count" in line or "message_id" in line:
+        detail = f"receive {line.get('receive_count')}"
+        source = f"sqs {line.get('message_id')} {detail}"
+    elif "attempt" in line:
+        detail = f"attempt {line['attempt']} ({line.get('mode')})"
+        source = detail
+    else:
+        detail = source = str(line.get("stage", ""))
+    return DecisionRecord(
+        at=at,
+        order_id=line.get("id"),
+        stage=str(line.get("stage", "")),
+        decision=decision,
+        source=source,
+        message_id=line.get("message_id"),
+        detail=detail,
+        condition=CONDITION if line.get("stage") != "summary" else "",
+        outcome=outcome,
+        before=before if isinstance(before, Mapping) else None,
+        after=after if isinstance(after, Mapping) else None,
+        requested=details if decision != "accepted" else None,
+        error_type=line.get("error_type"),
+        reason=line.get("reason"),
+    )
+
+
+def _result(invocation: Invocation) -> str:
+    """``ok``, ``<n> listed`` (a partial batch response), or the error type."""
+    if invocation.error_type:
+        return invocation.error_type
+    payload = invocation.payload
+    failures = payload.get("batchItemFailures") if isinstance(payload, Mapping) else None
+    return f"{len(failures)} listed" if isinstance(failures, list) and failures else "ok"
+
+
+def _given(event: Any) -> str:
+    if isinstance(event, Mapping) and isinstance(event.get("Records"), list):
+        return f"{len(event['Records'])} record(s)"
+    text = json.dumps(event, default=str)
+    return text if len(text) <= 120 else f"{text[:119]}…"

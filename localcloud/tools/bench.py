@@ -1,0 +1,463 @@
+"""``make bench``: Order Guard against the floor and the field, in one run.
+
+Four SQS consumers run on the same in-process local cloud, each from its own fresh orders
+table, fed the same SQS events (records built as the event source mapping builds them):
+
+- ``order-guard``: the queue worker as deployed (its template environment: batching by
+  key, validation, logging and metrics on);
+- ``floor``: a bare one-record-at-a-time consumer, only the conditional ``PutItem`` and
+  the comparison (``bench_handlers/floor.py``);
+- ``powertools``: Powertools' idempotency utility (``idempotent_function`` keyed on the
+  id, payload validation on) with its batch processor, storing the same item;
+- ``read-then-write``: ``GetItem``, then ``PutItem`` when nothing is stored.
+
+Figures: DynamoDB requests per message for new, repeated, conflicting and invalid
+records (counted at the emulator, ``faults.simulated``); messages per second over a
+mixed stream (half repeats), contestants interleaved over several rounds, medians and
+ratios to the floor and to Powertools, with no round trip (CPU only: the emulator) and
+with a simulated 2 ms one, and Order Guard also with its records one at a time; the
+wall time of a 10-record batch under a simulated round trip, in round trips; handler
+import time against a bare ``import boto3`` in fresh processes; peak traced memory over
+the stream; the built package size; and the baseline for concurrency with no round
+trip, CPython's cost of running CPU-bound tasks on threads (``thread_handoff``). Ratios,
+not absolute times, are the results: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localcloud import faults
+from localcloud.account import LocalCloud
+from localcloud.cfn.deployer import create_table, function_properties
+from localcloud.cfn.template import resolve
+from localcloud.lambda_runtime.bridge import LocalFunction
+from localcloud.project import ROOT
+
+HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
+CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
+MODULES = {
+    "order-guard": (ROOT / "src", "order_guard.queue_worker"),
+    "floor": (HANDLERS, "floor"),
+    "powertools": (HANDLERS, "powertools_idempotency"),
+    "read-then-write": (HANDLERS, "read_then_write"),
+}
+SEQUENTIAL = "order-guard RECORD_CONCURRENCY=1"
+STREAM_CONTESTANTS = (*CONTESTANTS, SEQUENTIAL)
+KEY_SCHEMA = {
+    "BillingMode": "PAY_PER_REQUEST",
+    "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+    "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+}
+
+
+def record(body: str, message_id: str, queue_arn: str) -> dict[str, Any]:
+    """One SQS record in the event source mapping's form."""
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"AQEB{message_id}",
+        "body": body,
+        "attributes": {
+            "ApproximateReceiveCount": "1",
+            "SentTimestamp": "1764421200000",
+            "SenderId": "AIDABENCH",
+            "ApproximateFirstReceiveTimestamp": "1764421200050",
+        },
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": "us-east-1",
+    }
+
+
+@dataclass
+class Bench:
+    """One local cloud and the means to give each contestant a fresh table and function."""
+
+    cloud: LocalCloud
+    environment: dict[str, str]
+
+    def contestant(self, name: str) -> LocalFunction:
+        """A fresh function (a cold execution environment) on fresh tables, warmed up."""
+        dynamodb = self.cloud.client("dynamodb")
+        orders = f"bench-{name}-{uuid.uuid4().hex[:8]}"
+        create_table(dynamodb, "OrdersTable", orders, KEY_SCHEMA)
+        environment = {**self.environment, "ORDERS_TABLE_NAME": orders}
+        if name == "powertools":
+            idempotency = f"{orders}-idempotency"
+            create_table(dynamodb, "IdempotencyTable", idempotency, KEY_SCHEMA)
+            environment["IDEMPOTENCY_TABLE_NAME"] = idempotency
+        code_uri, module = MODULES[name]
+        function = LocalFunction(
+            name=f"bench-{name}",
+            arn=f"arn:aws:lambda:us-east-1:123456789012:function:bench-{name}",
+            code_uri=code_uri,
+            handler=f"{module}.lambda_handler",
+            environment=environment,
+            timeout_s=60,
+            memory_mb=256,
+            log_group=f"/aws/lambda/bench-{name}",
+            region="us-east-1",
+        )
+        warm = self.event([json.dumps({"id": f"warm-{uuid.uuid4().hex}", "quantity": 1})])
+        function.invoke(warm)
+        return function
+
+    def event(self, bodies: list[str]) -> dict[str, Any]:
+        arn = self.cloud.outputs["JobsQueueArn"]
+        return {"Records": [record(body, str(uuid.uuid4()), arn) for body in bodies]}
+
+
+def _orders(prefix: str, count: int, quantity: int = 2) -> list[str]:
+    return [json.dumps({"id": f"{prefix}-{i}", "quantity": quantity}) for i in range(count)]
+
+
+def requests_per_message(bench: Bench, name: str) -> dict[str, float]:
+    """DynamoDB requests per message of each kind, from 10-record batches."""
+    function = bench.contestant(name)
+    new = _orders("rpm", 10)
+    kinds = {
+        "new": new,
+        "repeat": new,
+        "conflict": _orders("rpm", 10, quantity=3),
+        "invalid": [json.dumps({"id": f"bad-{i}", "quantity": 0}) for i in range(10)],
+    }
+    figures = {}
+    for kind, bodies in kinds.items():
+        with faults.simulated() as network:
+            function.invoke(bench.event(bodies))
+        figures[kind] = network.requests(function.name) / len(bodies)
+    return figures
+
+
+def stream(messages: int, seed: int) -> list[list[str]]:
+    """``messages`` bodies in batches of 10: half new orders, half repeats of earlier ones."""
+    rng = random.Random(seed)  # noqa: S311 - a reproducible mix, not a secret
+    bodies: list[str] = []
+    for i in range(messages):
+        if i % 2 == 1 and bodies:
+            bodies.append(rng.choice(bodies))
+        else:
+            bodies.append(json.dumps({"id": f"s{seed}-{i}", "quantity": rng.randint(1, 10)}))
+    return [bodies[i : i + 10] for i in range(0, len(bodies), 10)]
+
+
+def throughput(
+    bench: Bench, name: str, batches: list[list[str]], round_trip_s: float = 0.0
+) -> float:
+    """Messages per second over the stream (one fresh function and table), with every
+    DynamoDB request delayed by ``round_trip_s``."""
+    function = bench.contestant(name)
+    events = [bench.event(batch) for batch in batches]
+    started = time.perf_counter()
+    with faults.simulated(round_trip_s=round_trip_s):
+        for event in events:
+            function.invoke(event)
+    return sum(len(batch) for batch in batches) / (time.perf_counter() - started)
+
+
+def peak_memory_kib(bench: Bench, name: str, batches: list[list[str]]) -> float:
+    """Peak memory traced while the contestant handles the stream (KiB)."""
+    function = bench.contestant(name)
+    events = [bench.event(batch) for batch in batches]
+    tracemalloc.start()
+    try:
+        for event in events:
+            function.invoke(event)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 1024
+
+
+def batch_round_trips(
+    bench: Bench, name: str, round_trip_s: float, repeats: int
+) -> dict[str, float]:
+    """A 10-new-order batch's median wall time in simulated round trips: ``wall`` as
+    measured, and ``added`` by the round trip alone (the same batch without it taken
+    away: the emulator's own CPU time, which DynamoDB would spend on other machines)."""
+    function = bench.contestant(name)
+    with_trip: list[float] = []
+    without: list[float] = []
+    for i in range(repeats):
+        for simulated_s, times in ((round_trip_s, with_trip), (0.0, without)):
+            event = bench.event(_orders(f"rt{i}-{uuid.uuid4().hex[:6]}", 10))
+            with faults.simulated(round_trip_s=simulated_s):
+                times.append(function.invoke(event).duration_ms / 1000)
+    wall, base = statistics.median(with_trip), statistics.median(without)
+    return {
+        "wall": round(wall / round_trip_s, 2),
+        "added": round(max(0.0, wall - base) / round_trip_s, 2),
+    }
+
+
+def _cpu_task(items: int = 400) -> int:
+    """Pure-Python work of about one record's CPU time on the emulator (about 2 ms of
+    small JSON documents out and in, as a request goes through botocore and moto), no
+    I/O."""
+    size = 0
+    for index in range(items):
+        size += len(json.loads(json.dumps({"id": {"S": f"order-{index}"}, "n": {"N": "3"}})))
+    return size
+
+
+def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, float]:
+    """CPython's own cost of running CPU-bound work on threads, on this machine now.
+
+    The same 10-task batches run one task after another and on a fresh
+    ``ThreadPoolExecutor(workers)`` per batch (as the queue worker runs a batch's
+    records), interleaved over ``rounds``. With no I/O to wait on, the threads only take
+    turns on the GIL, so ``ratio`` (threaded over sequential tasks per second, median
+    of the rounds) is what concurrency costs when DynamoDB answers without a round trip;
+    it is the baseline for the no-round-trip rows of ``order-guard`` against
+    ``order-guard RECORD_CONCURRENCY=1``.
+    """
+
+    def sequential() -> None:
+        for _ in range(10):
+            _cpu_task()
+
+    def threaded() -> None:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(_cpu_task) for _ in range(10)]:
+                done.result()
+
+    rates: dict[str, list[float]] = {"sequential": [], "threads": []}
+    for index in range(rounds):
+        modes = [("sequential", sequential), ("threads", threaded)]
+        for mode, batch in modes if index % 2 == 0 else modes[::-1]:
+            started = time.perf_counter()
+            for _ in range(batches):
+                batch()
+            rates[mode].append(10 * batches / (time.perf_counter() - started))
+    medians = {mode: statistics.median(values) for mode, values in rates.items()}
+    return {
+        "sequential_tasks_per_second": round(medians["sequential"], 1),
+        "threaded_tasks_per_second": round(medians["threads"], 1),
+        "ratio": round(medians["threads"] / medians["sequential"], 2),
+    }
+
+
+BUILT = ROOT / ".aws-sam" / "build" / "QueueWorkerFunction"
+"""The queue worker's built package (``sam build``: src/Makefile, bytecode included)."""
+
+
+def import_seconds(module: str | None, path: Path, environment: dict[str, str]) -> float:
+    """Seconds to import ``module`` (``None``: ``boto3``) in a fresh interpreter, as
+    Lambda's runtime would: no bytecode written (``/var/task`` is read-only, so every
+    run sees the same files) and no ``awscrt`` (the runtime's SDK comes without the
+    CRT: aws/aws-lambda-base-images#147), which this venv has and boto3 would import."""
+    target = module or "boto3"
+    code = (
+        "import sys, time; sys.modules['awscrt'] = None; t = time.perf_counter(); "
+        f"import {target}; print(time.perf_counter() - t)"
+    )
+    completed = subprocess.run(  # noqa: S603 - this interpreter, a fixed program
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**environment, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=path,
+    )
+    return float(completed.stdout.strip().splitlines()[-1])
+
+
+def package_size_kib() -> float | None:
+    """The built queue worker package (``sam build`` output), if built."""
+    if not BUILT.is_dir():
+        return None
+    return sum(f.stat().st_size for f in BUILT.rglob("*") if f.is_file()) / 1024
+
+
+# Published prices and limits the cost model uses (us-east-1), with where they are from.
+PRICES = {
+    "dynamodb_write_request_unit_usd": (
+        0.625e-6,
+        "DynamoDB on-demand pricing, write request unit, us-east-1 (aws.amazon.com/dynamodb/"
+        "pricing/on-demand, effective 1 November 2024)",
+    ),
+    "dynamodb_read_request_unit_usd": (0.125e-6, "the same page, read request unit"),
+    "lambda_arm_gb_second_usd": (
+        0.0000133334,
+        "AWS Lambda pricing, Arm, first 7.5 billion GB-s a month (aws.amazon.com/lambda/pricing)",
+    ),
+    "lambda_request_usd": (0.20e-6, "the same page, requests"),
+}
+LIMITS = {
+    "partition_writes_per_second": (
+        1000,
+        "DynamoDB: 1,000 write units per second per partition (Developer Guide, partitions)",
+    ),
+    "table_writes_per_second": (
+        40000,
+        "DynamoDB on-demand: 40,000 write request units per second per table, default "
+        "(Service Quotas, table-level throughput)",
+    ),
+    "sqs_mapping_concurrency": (
+        1250,
+        "Lambda: an SQS event source mapping scales to 1,250 concurrent invocations "
+        "(Developer Guide, scaling for SQS, 2023)",
+    ),
+    "account_concurrency": (1000, "Lambda: 1,000 concurrent executions per Region, default"),
+}
+
+
+def cost_model(
+    requests: dict[str, dict[str, float]], seconds_per_batch: dict[str, float], memory_mb: int
+) -> dict[str, Any]:
+    """Cost per million orders and the throughput limits, from the measured figures.
+
+    Every Order Guard request is a write (a conditional PutItem consumes one write unit
+    whether or not it succeeds); Powertools' requests are writes too (PutItem and
+    UpdateItem on the idempotency table, the order PutItem); the reads of read-then-write
+    are counted as reads.
+    """
+    wru = PRICES["dynamodb_write_request_unit_usd"][0]
+    rru = PRICES["dynamodb_read_request_unit_usd"][0]
+    gbs = PRICES["lambda_arm_gb_second_usd"][0]
+    invoke = PRICES["lambda_request_usd"][0]
+    model: dict[str, Any] = {}
+    for name, per in requests.items():
+        new = per["new"]
+        reads = 1.0 if name == "read-then-write" else 0.0
+        writes = new - reads
+        dynamodb = 1e6 * (writes * wru + reads * rru)
+        lambda_compute = 1e6 / 10 * seconds_per_batch[name] * memory_mb / 1024 * gbs
+        model[name] = {
+            "dynamodb_usd_per_million_new_orders": round(dynamodb, 3),
+            "lambda_usd_per_million_orders": round(lambda_compute + 1e6 / 10 * invoke, 3),
+        }
+    writes_per_order = requests["order-guard"]["new"]
+    model["limits"] = {
+        "one order id (one partition key)": "1,000 conditional writes/s: far above any "
+        "repeat rate of one order",
+        "one table": f"{LIMITS['table_writes_per_second'][0] / writes_per_order:,.0f} "
+        "orders/s at the default on-demand table quota",
+        "one queue mapping": f"{LIMITS['sqs_mapping_concurrency'][0]} concurrent batches",
+        "one account": f"{LIMITS['account_concurrency'][0]} concurrent executions, shared",
+    }
+    return model
+
+
+def run(
+    *,
+    messages: int = 2000,
+    rounds: int = 5,
+    round_trip_ms: float = 10.0,
+    seed: int = 7,
+    repeats: int = 11,
+    batch_repeats: int = 21,
+    output: Path | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Every figure, in one run; written to ``output`` as JSON when given.
+
+    Args:
+        messages: the mixed stream's length (half repeats).
+        rounds: throughput rounds, the contestants' order rotated each round.
+        round_trip_ms: the simulated DynamoDB round trip for the batch figure.
+        repeats: fresh-process samples per contestant for the import figure (medians).
+        batch_repeats: batches per contestant, with and without the round trip, for the
+            batch figure (medians; the difference of two medians needs more samples).
+    """
+    results: dict[str, Any] = {"messages": messages, "rounds": rounds}
+    with LocalCloud() as cloud:
+        variables = function_properties(cloud.template, "QueueWorkerFunction")["Environment"]
+        environment = {
+            k: str(v)
+            for k, v in resolve(
+                variables["Variables"],
+                where="QueueWorkerFunction.Environment",
+                ref=cloud.deployment.ref,
+                get_att=cloud.deployment.get_att,
+            ).items()
+        }
+        bench = Bench(cloud, environment)
+        progress("DynamoDB requests per message")
+        results["requests_per_message"] = {
+            name: requests_per_message(bench, name) for name in CONTESTANTS
+        }
+        batches = stream(messages, seed)
+        sequential = Bench(cloud, {**environment, "RECORD_CONCURRENCY": "1"})
+        for key, trip_s in (("messages_per_second", 0.0), ("messages_per_second_2ms", 0.002)):
+            per_round: dict[str, list[float]] = {name: [] for name in STREAM_CONTESTANTS}
+            for index in range(rounds):
+                shift = index % len(STREAM_CONTESTANTS)
+                for name in STREAM_CONTESTANTS[shift:] + STREAM_CONTESTANTS[:shift]:
+                    progress(f"{key}, round {index + 1} of {rounds}: {name}")
+                    runner = sequential if name == SEQUENTIAL else bench
+                    contestant = "order-guard" if name == SEQUENTIAL else name
+                    per_round[name].append(throughput(runner, contestant, batches, trip_s))
+            medians = {name: statistics.median(values) for name, values in per_round.items()}
+            results[key] = {
+                name: {
+                    "median": round(medians[name], 1),
+                    "rounds": [round(v, 1) for v in values],
+                    "vs_floor": round(medians[name] / medians["floor"], 2),
+                    "vs_powertools": round(medians[name] / medians["powertools"], 2),
+                }
+                for name, values in per_round.items()
+            }
+        progress(f"10-record batch under a {round_trip_ms:g} ms round trip")
+        results["batch_round_trips"] = {
+            name: batch_round_trips(bench, name, round_trip_ms / 1000, repeats=batch_repeats)
+            for name in CONTESTANTS
+        }
+        progress("peak memory")
+        sample = batches[: max(1, len(batches) // 4)]
+        results["peak_memory_kib"] = {
+            name: round(peak_memory_kib(bench, name, sample), 1) for name in CONTESTANTS
+        }
+        seconds_per_batch = {
+            name: results["batch_round_trips"][name]["wall"] * round_trip_ms / 1000
+            for name in CONTESTANTS
+        }
+    progress("CPython thread hand-off, CPU-bound tasks")
+    results["thread_handoff"] = thread_handoff(batches=max(5, messages // 40), rounds=rounds)
+    progress("import time, fresh processes")
+    imports: dict[str, list[float]] = {"boto3": [], **{name: [] for name in CONTESTANTS}}
+    env = {**environment, "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"}
+    env.update(ORDERS_TABLE_NAME="t", IDEMPOTENCY_TABLE_NAME="t")
+    # Order Guard as deployed when built (its own bytecode, as Lambda loads it), else src/.
+    sources = (
+        {**MODULES, "order-guard": (BUILT, MODULES["order-guard"][1])}
+        if BUILT.is_dir()
+        else MODULES
+    )
+    results["import_source"] = str(sources["order-guard"][0].relative_to(ROOT))
+    for _ in range(repeats):
+        imports["boto3"].append(import_seconds(None, ROOT, env))
+        for name in CONTESTANTS:
+            path, module = sources[name]
+            imports[name].append(import_seconds(module, path, env))
+    boto3_median = statistics.median(imports["boto3"])
+    results["import_seconds"] = {
+        name: {
+            "median": round(statistics.median(values), 4),
+            "vs_boto3": round(statistics.median(values) / boto3_median, 2),
+        }
+        for name, values in imports.items()
+    }
+    results["package_kib"] = package_size_kib()
+    results["cost_model"] = cost_model(
+        results["requests_per_message"], seconds_per_batch, memory_mb=256
+    )
+    results["sources"] = {k: v[1] for k, v in {**PRICES, **LIMITS}.items()}
+    if output is not None:
+        output.write_text(json.dumps(results, indent=2) + "\n")
+    return results

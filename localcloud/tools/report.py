@@ -1,0 +1,269 @@
+"""Render scenario reports with rich: one table of write decisions per step, ✓/✗ per check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from localcloud.cfn.template import Template
+from localcloud.text import plain
+from localcloud.tools.scenarios import Report, Step, StepListener
+
+_STYLE = {
+    "accepted": "green",
+    "duplicate": "cyan",
+    "conflict": "red",
+    "invalid": "yellow",
+    "error": "magenta",
+}
+
+
+def _item(value: Mapping[str, Any] | None) -> str:
+    if not value:
+        return "—"
+    return f"qty {value.get('quantity')}, {value.get('total_cents')}¢"
+
+
+def render_parameters(console: Console, template: Template, heading: str) -> None:
+    """The resolved template parameters, each with where its value came from."""
+    table = Table(title=heading, title_justify="left", box=None, pad_edge=False)
+    for column in ("parameter", "value", "from"):
+        table.add_column(column)
+    for name, value in template.parameters.items():
+        table.add_row(*map(plain, (name, value, template.parameter_sources.get(name, ""))))
+    console.print(table)
+
+
+def render(console: Console, reports: Iterable[Report]) -> None:
+    """Print whole reports (each header, then each step)."""
+    for report in reports:
+        render_header(console, report)
+        for step in report.steps:
+            render_step(console, step)
+
+
+def render_header(console: Console, report: Report) -> None:
+    console.rule(f"[bold]{report.name}")
+    for note in report.notes:
+        console.print(f"[dim]note: {note}")
+
+
+def render_step(console: Console, step: Step) -> None:
+    """One step: its write decisions as a table, then ✓/✗ per expectation."""
+    console.print(f"\n[bold]{step.title}")
+    if step.rows:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for column in ("order id", "delivery", "decision", "previous item", "stored item"):
+            table.add_column(column)
+        for row in step.rows:
+            style = _STYLE.get(row.decision, "")
+            table.add_row(
+                plain(row.order_id or "—"),
+                plain(row.note),
+                f"[{style}]{plain(row.decision)}[/]" if style else plain(row.decision),
+                _item(row.previous),
+                _item(row.stored),
+            )
+        console.print(table)
+    for check in step.checks:
+        mark = "[green]✓[/]" if check.ok else "[red]✗[/]"
+        detail = "" if check.ok or not check.detail else f"  [dim]({check.detail})"
+        console.print(f"  {mark} {check.label}{detail}")
+
+
+def live(console: Console) -> StepListener:
+    """A step listener that prints each report's header once, then each step as it ends."""
+    started: set[int] = set()
+
+    def show(report: Report, step: Step) -> None:
+        if id(report) not in started:
+            started.add(id(report))
+            render_header(console, report)
+        render_step(console, step)
+
+    return show
+
+
+def summary(reports: Iterable[Report]) -> tuple[int, int]:
+    """(passed, failed) checks."""
+    checks = [check for report in reports for check in report.checks]
+    passed = sum(1 for check in checks if check.ok)
+    return passed, len(checks) - passed
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def render_status(console: Console, state: Mapping[str, Any]) -> None:
+    """The live view's sections as terminal tables (``python -m localcloud status``)."""
+    console.rule(f"[bold]Order Guard local cloud, stack {plain(state.get('stack'))}")
+    pages = state.get("pages", {})
+    _table(
+        console,
+        "Queues",
+        ["queue", "visible", "in flight", "redrive"],
+        [
+            [q["name"], "gone", "", ""]
+            if q.get("gone")
+            else [q["name"], q["visible"], q["in_flight"], q["redrive"]]
+            for q in state["queues"]
+        ],
+    )
+    _table(
+        console,
+        "Event source mappings",
+        ["source", "function", "batch size", "state"],
+        [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
+    )
+    _table(
+        console,
+        f"Write decisions (newest first){_shown(pages.get('decisions'))}",
+        ["order id", "from", "decision", "item before", "item after"],
+        [
+            [
+                d["order_id"],
+                d["source"],
+                f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
+                _item(d["before"]),
+                _item(d["after"]),
+            ]
+            for d in state["decisions"]
+        ],
+        markup_column=2,
+    )
+    for key, title in (("orders", "Orders table"), ("attempts", "Attempts table")):
+        table = state[key]
+        columns = ["id", "quantity", "total_cents"] if key == "orders" else ["id", "attempts"]
+        rows = [[item.get(c) for c in columns] for item in table["items"]]
+        counted = f", {len(rows)} of {table.get('count', len(rows))} item(s) shown"
+        _table(console, f"{title}{' (gone)' if table['gone'] else counted}", columns, rows)
+    workflow = state["workflow"]
+    _table(
+        console,
+        f"Executions of {plain(workflow['name'])}{' (gone)' if workflow['gone'] else ''}",
+        ["execution", "status", "task events", "output"],
+        [
+            [
+                e["name"],
+                e["status"],
+                " ".join(
+                    f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
+                    for t in e["tasks"]
+                ),
+                e.get("output") or "",
+            ]
+            for e in workflow["executions"]
+        ],
+    )
+    _table(
+        console,
+        f"Invocations (newest first){_shown(pages.get('invocations'))}",
+        ["function", "given", "result", "ms"],
+        [[i["function"], i["given"], i["result"], i["duration_ms"]] for i in state["invocations"]],
+    )
+
+
+def _shown(page: Mapping[str, Any] | None) -> str:
+    """``, 50 of 812 shown`` for a paged list (empty when it all fits)."""
+    if not page or page.get("count", 1) <= 1:
+        return ""
+    return f", page {page['page']} of {page['count']}, {page['total']} in all"
+
+
+def _table(
+    console: Console,
+    title: str,
+    columns: list[str],
+    rows: list[list[Any]],
+    *,
+    markup_column: int | None = None,
+) -> None:
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(
+                str(cell) if index == markup_column else plain("" if cell is None else cell)
+                for index, cell in enumerate(row)
+            )
+        )
+    console.print(table)
+
+
+def render_bench(console: Console, results: Mapping[str, Any]) -> None:
+    """``make bench``'s figures, one table per question."""
+    names = list(results["requests_per_message"])
+    rpm = results["requests_per_message"]
+    _table(
+        console,
+        "DynamoDB requests per message",
+        ["contestant", "new", "repeat", "conflict", "invalid"],
+        [
+            [n, *(f"{rpm[n][k]:.2f}" for k in ("new", "repeat", "conflict", "invalid"))]
+            for n in names
+        ],
+    )
+    for key, trip in (
+        ("messages_per_second", "no round trip"),
+        ("messages_per_second_2ms", "2 ms"),
+    ):
+        mps = results[key]
+        _table(
+            console,
+            f"Messages per second, mixed stream of {results['messages']} (half repeats), "
+            f"{trip}, median of {results['rounds']} interleaved rounds",
+            ["contestant", "median", "× floor", "× Powertools"],
+            [[n, v["median"], v["vs_floor"], v["vs_powertools"]] for n, v in mps.items()],
+        )
+    imports = results["import_seconds"]
+    _table(
+        console,
+        "10-record batch in simulated round trips (wall; added by the round trip); "
+        "import time; peak memory",
+        ["contestant", "wall", "added", "import (s)", "× import boto3", "peak KiB"],
+        [
+            [
+                n,
+                results["batch_round_trips"][n]["wall"],
+                results["batch_round_trips"][n]["added"],
+                imports[n]["median"],
+                imports[n]["vs_boto3"],
+                results["peak_memory_kib"][n],
+            ]
+            for n in names
+        ]
+        + [["import boto3", "", "", imports["boto3"]["median"], 1.0, ""]],
+    )
+    cost = results["cost_model"]
+    _table(
+        console,
+        "Cost per million orders (us-east-1, published prices; see the results file)",
+        ["contestant", "DynamoDB $ (new orders)", "Lambda $"],
+        [
+            [
+                n,
+                cost[n]["dynamodb_usd_per_million_new_orders"],
+                cost[n]["lambda_usd_per_million_orders"],
+            ]
+            for n in names
+        ],
+    )
+    handoff = results["thread_handoff"]
+    _table(
+        console,
+        "CPython thread hand-off: 10-task batches of CPU-bound Python, no I/O "
+        "(the baseline for concurrency with no round trip)",
+        ["tasks", "per second", "× one after another"],
+        [
+            ["one after another", handoff["sequential_tasks_per_second"], 1.0],
+            ["10 threads per batch", handoff["threaded_tasks_per_second"], handoff["ratio"]],
+        ],
+    )
+    if results.get("package_kib") is not None:
+        console.print(f"built package (sam build): {results['package_kib']:.0f} KiB")
