@@ -25,6 +25,7 @@ from botocore.exceptions import UnStubbedResponseError
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from localcloud import patches
 from localcloud.cfn import template as template_module
 from localcloud.cfn.deployer import create_table, function_properties
 from order_guard import queue_worker, workflow_worker
@@ -96,6 +97,15 @@ def workflow_settings_for(
     )
     environment["FAULT_MODES_ENABLED"] = "true" if fault_modes_enabled else "false"
     return WorkflowWorkerSettings.from_environ(environment)
+
+
+@pytest.fixture
+def patched() -> Iterator[None]:
+    """The local cloud's patches of moto in force for the test (fault injection, the
+    refusals AWS makes, the filter-pattern language …), as a local cloud has them."""
+    patches.install()
+    yield
+    patches.uninstall()
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The local cloud refuses and reports what AWS refuses and reports
-(``localcloud.patches.api_checks``) on Step Functions StartExecution names, StopExecution's
-error, cause and stopDate, and the characters SQS accepts in a message."""
+(``localcloud.patches.sqs`` and ``.stepfunctions``) on Step Functions StartExecution
+names, StopExecution's error, cause and stopDate, and the characters SQS accepts in a
+message."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.core.config import DefaultConfig
-from moto.sqs.models import SQSBackend
 
-from localcloud.patches import api_checks
 from tests.conftest import REGION
 
 MOTO_CONFIG: DefaultConfig = {
@@ -31,13 +30,8 @@ WAIT_A_MINUTE = {
 
 
 @pytest.fixture
-def checked() -> Iterator[None]:
-    """The checks installed, and left as they were found (a local cloud may have them)."""
-    already = api_checks.installed()
-    api_checks.install()
-    yield
-    if not already:
-        api_checks.uninstall()
+def checked(patched: None) -> None:
+    """The checks installed with the rest of the local cloud's patches."""
 
 
 @pytest.fixture
@@ -423,42 +417,3 @@ def test_send_message_batch_of_only_bad_entries_still_checks_the_whole_request(
 
     # Then the request-level error wins, as when the bodies are good
     assert error_of(raised)[:2] == ("AWS.SimpleQueueService.BatchEntryIdsNotDistinct", 400)
-
-
-# --- install ----------------------------------------------------------------------------
-
-
-def test_install_twice_patches_once(checked: None) -> None:
-    # Given the checks installed
-    patched = SQSBackend.send_message
-
-    # When install runs again
-    api_checks.install()
-
-    # Then nothing is wrapped twice, and moto's own method is still the one behind
-    assert SQSBackend.send_message is patched
-    assert api_checks.installed()
-    assert api_checks.original(SQSBackend, "send_message") is not patched
-
-
-def test_install_fails_loudly_and_patches_nothing_when_moto_lacks_a_method(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Given moto without the method a check wraps, and no checks installed
-    was_installed = api_checks.installed()
-    api_checks.uninstall()
-    own = SQSBackend.send_message
-    try:
-        with monkeypatch.context() as patch:
-            patch.delattr(SQSBackend, "send_message_batch")
-
-            # When the checks are installed
-            with pytest.raises(RuntimeError, match=r"moto changed: .*send_message_batch"):
-                api_checks.install()
-
-            # Then nothing was patched
-            assert SQSBackend.send_message is own
-            assert not api_checks.installed()
-    finally:
-        if was_installed:
-            api_checks.install()

@@ -8,7 +8,7 @@ one invocation at a time; calling the handler directly is what lets 64 run toget
 What this shows about Order Guard: with a store that makes conditional writes atomic,
 as DynamoDB does, the worker's decision (one PutItem, no read-before-write) yields
 exactly one accepted write. moto alone does not make them atomic (localcloud/
-dynamodb_atomic.py); the thread switch interval is shortened here to make interleaving
+patches/dynamodb.py); the thread switch interval is shortened here to make interleaving
 likely, so a worker that read before writing, or a store without the guarantee, would
 show two winners in some round.
 """
@@ -25,8 +25,8 @@ from typing import Any
 import boto3
 import pytest
 
+from localcloud import patches
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
-from localcloud.patches import dynamodb as dynamodb_atomic
 from order_guard import queue_worker
 from tests.conftest import (
     LambdaContext,
@@ -56,7 +56,7 @@ def frequent_thread_switches() -> Iterator[None]:
 
 
 def test_the_local_cloud_makes_dynamodb_writes_atomic(server: LocalCloud) -> None:
-    assert dynamodb_atomic.installed()
+    assert patches.REGISTRY.installed()
 
 
 def _deps(server: LocalCloud) -> queue_worker.Dependencies:

@@ -16,7 +16,7 @@ import pytest
 
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.template import Template
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import InProcessFunction, Invocation
 from localcloud.project import ROOT
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 from tests.conftest import Tables, function_environment, scan_orders
@@ -47,7 +47,7 @@ def run(
 
     def invoke(logical_id: str, environment: dict[str, str]) -> Invocation:
         properties = function_properties(template, logical_id)
-        function = LocalFunction(
+        function = InProcessFunction(
             name=logical_id,
             arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",
             code_uri=(ROOT / properties["CodeUri"]).resolve(),

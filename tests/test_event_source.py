@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud.lambda_runtime.bridge import LocalFunction
+from localcloud.lambda_runtime import InProcessFunction
 from localcloud.sqs.mapping import (
     MAX_PAYLOAD_BYTES,
     SqsEventSourceMapping,
@@ -78,7 +78,7 @@ def queues(aws: None) -> Iterator[dict[str, str]]:
 
 
 def mapping(queues: dict[str, str], batch_size: int = 10) -> SqsEventSourceMapping:
-    function = LocalFunction(
+    function = InProcessFunction(
         name="responder",
         arn="arn:aws:lambda:us-east-1:123456789012:function:responder",
         code_uri=FIXTURES,

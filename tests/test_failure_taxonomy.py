@@ -1,9 +1,9 @@
 """One failure taxonomy, checked against the state machine.
 
 Each transient kind is produced for real (botocore's retries included), raised by the
-workers, named as the Lambda runtime names it (``error_envelope``), and matched against
-the retriers of the ASL after ``DefinitionSubstitutions``, as Step Functions matches
-them. Each permanent failure is produced the same way and must never meet a retrier.
+workers, named as the Lambda runtime names it (:func:`reported_type`: awslambdaric's own
+handling), and matched against the retriers of the ASL after ``DefinitionSubstitutions``,
+as Step Functions matches them. Each permanent failure is produced the same way and must never meet a retrier.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from botocore.stub import Stubber
 from localcloud import faults
 from localcloud.cfn.template import Template
 from localcloud.faults import Fault, Kind
-from localcloud.lambda_runtime.bridge import error_envelope
+from localcloud.lambda_runtime import contract
 from order_guard import config, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
 from order_guard.errors import (
@@ -97,6 +97,19 @@ def test_every_code_botocores_standard_mode_retries_is_transient() -> None:
     assert set(TransientRetryableChecker._TRANSIENT_ERROR_CODES) <= TRANSIENT_ERROR_CODES
 
 
+def reported_type(error: BaseException) -> str:
+    """The ``errorType`` the Lambda Python runtime reports for a handler that raises
+    ``error`` (awslambdaric's ``handle_event_request``, through the local contract)."""
+
+    def handler(event: Any, context: Any) -> None:
+        raise error
+
+    outcome = contract.invoke(
+        handler, b"{}", request_id="r", function_arn="arn", deadline_ms=contract.deadline_ms(3)
+    )
+    return str(outcome.payload()["errorType"])
+
+
 def client_error(code: str, status: int) -> ClientError:
     return ClientError(
         {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
@@ -159,10 +172,9 @@ def test_our_own_retried_errors_are_transient_and_domain_errors_are_not() -> Non
 
 
 @pytest.fixture
-def faulty_deps(tables: Tables) -> workflow_worker.Dependencies:
+def faulty_deps(tables: Tables, patched: None) -> workflow_worker.Dependencies:
     """The workflow worker with a client built as in production (its retries and
-    timeouts), from a botocore session created after ``faults.install()``."""
-    faults.install()
+    timeouts), from a botocore session, with the local cloud's patches in force."""
     client = boto3.Session().client(
         "dynamodb", region_name="us-east-1", config=config.DYNAMODB_CLIENT_CONFIG
     )
@@ -195,7 +207,7 @@ def reported_name(
     ):
         workflow_worker.handle(event, LambdaContext(), deps)
     assert fault.fired == config.TOTAL_MAX_ATTEMPTS, "botocore retried inside the call"
-    return str(error_envelope(raised.value, "request-id")["errorType"])
+    return reported_type(raised.value)
 
 
 @pytest.mark.parametrize("kind", faults.DYNAMODB_KINDS)
@@ -286,10 +298,7 @@ def test_no_permanent_failure_meets_a_retrier_and_domain_ones_are_caught(
     aws: None, tables: Tables, states: dict[str, Any]
 ) -> None:
     failures = permanent_failures(tables)
-    names = {
-        label: str(error_envelope(error, "r")["errorType"])
-        for label, (_, error) in failures.items()
-    }
+    names = {label: reported_type(error) for label, (_, error) in failures.items()}
     assert names == {
         "invalid order": "InvalidOrder",
         "conflicting order": "OrderConflict",

@@ -38,14 +38,6 @@ def cloud() -> Iterator[LocalCloud]:
         yield running
 
 
-def test_the_fault_hook_replaces_motos_handler_in_botocores_builtin_handlers() -> None:
-    """Fails loudly if a moto upgrade moves the one handler the hook wraps."""
-    from botocore.handlers import BUILTIN_HANDLERS
-
-    faults.install()
-    assert ("before-send", faults.stubber_with_faults) in BUILTIN_HANDLERS
-
-
 # (fault, the Task state that fails first, the error name Step Functions sees, whether
 # the first attempt had stored the order, so the retry reports duplicate: true)
 WORKFLOW_CASES: list[tuple[Fault, str, str, bool]] = [

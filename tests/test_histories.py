@@ -43,10 +43,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from localcloud import faults
+from localcloud import faults, lambda_runtime
 from localcloud.account import LocalCloud
 from localcloud.faults import Fault, Kind
-from localcloud.lambda_runtime import bridge as lambda_bridge
 from order_guard.config import TOTAL_MAX_ATTEMPTS
 
 HISTORIES = int(os.environ.get("ORDER_GUARD_HISTORIES", "25"))
@@ -139,14 +138,14 @@ class CrashingFunction:
     record runs (the runtime dies at start), ``"after"`` every record ran (the
     invocation then times out, its writes stay). The mapping keeps the whole batch."""
 
-    def __init__(self, function: lambda_bridge.LocalFunction) -> None:
+    def __init__(self, function: lambda_runtime.Function) -> None:
         self.function = function
         self.crash: str | None = None
 
-    def invoke(self, event: Any) -> lambda_bridge.Invocation:
+    def invoke(self, event: Any) -> lambda_runtime.Invocation:
         crash, self.crash = self.crash, None
         if crash == "before":
-            return lambda_bridge.Invocation(
+            return lambda_runtime.Invocation(
                 function_name=self.function.name,
                 request_id=str(uuid.uuid4()),
                 payload={"errorType": "Runtime.ExitError", "errorMessage": "crashed"},
@@ -155,7 +154,7 @@ class CrashingFunction:
                 duration_ms=0.0,
             )
         invocation = self.function.invoke(event)
-        return lambda_bridge.timed_out(invocation, self.function) if crash else invocation
+        return lambda_runtime.timed_out(invocation, self.function) if crash else invocation
 
 
 CLOUD: LocalCloud | None = None

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import InProcessFunction, Invocation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bridge_functions"
 
@@ -24,9 +24,9 @@ def function(
     environment: dict[str, str] | None = None,
     name: str | None = None,
     code_uri: Path = FIXTURES,
-) -> LocalFunction:
+) -> InProcessFunction:
     name = name or f"probe-{handler.replace('.', '-')}"
-    return LocalFunction(
+    return InProcessFunction(
         name=name,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
         code_uri=code_uri,
@@ -126,7 +126,7 @@ def test_another_exception_at_import_keeps_its_own_class_name() -> None:
     assert invocation.error_type == "ValueError"
     assert invocation.payload["errorMessage"] == "ORDERS_TABLE_NAME is not set"
     assert "raises_at_import.py" in invocation.payload["stackTrace"][-1]
-    assert "lambda_bridge.py" not in invocation.payload["stackTrace"][0]
+    assert not any("localcloud" in frame for frame in invocation.payload["stackTrace"])
 
 
 def test_a_syntax_error_is_runtime_user_code_syntax_error(tmp_path: Path) -> None:

@@ -3,18 +3,15 @@ runtime, the seed scenarios pass in-process, and server mode answers boto3."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.template import load
-from localcloud.lambda_runtime import bridge as lambda_bridge
 from localcloud.tools.scenarios import Report, load_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,21 +28,6 @@ def failed(report: Report) -> list[str]:
 
 
 # --- the moto hook -----------------------------------------------------------------
-
-
-def test_the_moto_hook_is_where_the_bridge_expects_it() -> None:
-    """Fails loudly if a moto upgrade moves or reshapes LambdaSimpleBackend.invoke."""
-    parameters = list(inspect.signature(lambda_bridge._ORIGINAL_INVOKE).parameters)
-    assert parameters == [
-        "self",
-        "function_name",
-        "qualifier",
-        "body",
-        "headers",
-        "response_headers",
-    ]
-    assert lambda_bridge._ORIGINAL_INVOKE.__qualname__ == "LambdaSimpleBackend.invoke"
-    assert "invoke" in vars(LambdaSimpleBackend), "the method must stay on the simple backend"
 
 
 def test_state_machine_tasks_reach_the_real_handler(cloud: LocalCloud) -> None:

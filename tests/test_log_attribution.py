@@ -25,7 +25,7 @@ import pytest
 import requests
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import InProcessFunction, Invocation
 from localcloud.project import ROOT
 from localcloud.server.guard import VIEW_PREFIX
 from localcloud.state import queue_empty
@@ -39,9 +39,9 @@ suite sends 2 × 4 × 5 batches of 10; ``make attribution`` sends 2 × 4 × 15 (
 the whole queue on every call, so a deeper queue costs quadratic time, not coverage)."""
 
 
-def function(handler: str) -> LocalFunction:
+def function(handler: str) -> InProcessFunction:
     name = f"threads-{handler}-{uuid.uuid4().hex[:6]}"
-    return LocalFunction(
+    return InProcessFunction(
         name=name,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
         code_uri=FIXTURES,

@@ -3,7 +3,7 @@
 Rules: the CloudWatch Logs user guide, "Filter pattern syntax for metric filters,
 subscription filters, filter log events, and Live Tail" (see ``localcloud.logs.filter_pattern``).
 Unit tests call :func:`localcloud.logs.filter_pattern.matches`; the last tests go through boto3
-and moto's ``FilterLogEvents`` after :func:`localcloud.logs.filter_pattern.install`.
+and moto's ``FilterLogEvents`` with :mod:`localcloud.patches.logs` in force.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
-from moto.logs.models import LogStream
 
-from localcloud.logs import filter_pattern as log_filter
+from localcloud import patches
 from localcloud.logs.filter_pattern import FilterPatternError, matches
 
 CONFLICT = json.dumps(
@@ -412,9 +411,9 @@ STREAM = "2024/01/01/[$LATEST]abc"
 @pytest.fixture
 def logs() -> Iterator[Any]:
     """A moto log group with the two worker RESULT lines and a plain START line, and
-    moto's FilterLogEvents patched by ``log_filter.install``."""
+    moto's FilterLogEvents patched (:mod:`localcloud.patches.logs`)."""
     with mock_aws():
-        log_filter.install()
+        patches.install()
         try:
             client = boto3.client("logs", region_name="us-east-1")
             client.create_log_group(logGroupName=GROUP)
@@ -430,7 +429,7 @@ def logs() -> Iterator[Any]:
             )
             yield client
         finally:
-            log_filter.uninstall()
+            patches.uninstall()
 
 
 def _messages(client: Any, pattern: str) -> list[str]:
@@ -494,39 +493,3 @@ def test_given_install_when_the_pattern_is_unsupported_then_filter_log_events_fa
     assert error["Error"]["Code"] == "InvalidParameterException"
     assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert named in error["Error"]["Message"]
-
-
-def test_install_is_idempotent_and_uninstall_restores_moto() -> None:
-    original = LogStream.filter_log_events
-    try:
-        log_filter.install()
-        patched = LogStream.filter_log_events
-        log_filter.install()
-        assert LogStream.filter_log_events is patched
-        assert patched is not original
-        assert log_filter.installed()
-    finally:
-        log_filter.uninstall()
-    assert LogStream.filter_log_events is original
-    assert not log_filter.installed()
-
-
-def test_install_fails_loudly_when_moto_no_longer_has_the_method(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delattr(LogStream, "filter_log_events")
-    with pytest.raises(RuntimeError, match="moto changed"):
-        log_filter.install()
-    assert not log_filter.installed()
-
-
-def test_install_fails_loudly_when_the_method_takes_other_parameters(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def filter_log_events(self: Any, start_time: int, end_time: int) -> list[Any]:
-        return []
-
-    monkeypatch.setattr(LogStream, "filter_log_events", filter_log_events)
-    with pytest.raises(RuntimeError, match="takes"):
-        log_filter.install()
-    assert not log_filter.installed()

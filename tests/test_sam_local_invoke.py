@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import InProcessFunction, Invocation
 from localcloud.project import ROOT
 from tests.conftest import free_port
 from tests.sam_cli import container_environment
@@ -99,7 +99,7 @@ def run_like_sam_local_invoke(
     assert server.endpoint_url is not None
     environment["AWS_ENDPOINT_URL"] = server.endpoint_url
     properties = server.deployment.function(logical_id)
-    function = LocalFunction(  # a new container per invocation, as sam local invoke runs
+    function = InProcessFunction(  # a new container per invocation, as sam local invoke runs
         name=logical_id,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",
         code_uri=properties.code_uri,

@@ -180,12 +180,11 @@ def test_attempts_count_up_per_business_key(dynamodb: Any, tables: Tables) -> No
 
 
 def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
-    tables: Tables, workflow_logs: LogCapture
+    patched: None, tables: Tables, workflow_logs: LogCapture
 ) -> None:
     """The first UpdateItem is applied, its response is lost, botocore resends the same
     request: the token condition fails on the resend and the count stays one per call,
     so the flaky mode still faults on attempt 1."""
-    faults.install()
     client = boto3.Session().client(
         "dynamodb", region_name="us-east-1", config=DYNAMODB_CLIENT_CONFIG
     )
@@ -211,9 +210,8 @@ def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
 
 
 def test_a_transient_counter_failure_fails_an_attempt_whose_fault_mode_needs_the_count(
-    tables: Tables, workflow_logs: LogCapture
+    patched: None, tables: Tables, workflow_logs: LogCapture
 ) -> None:
-    faults.install()
     client = boto3.Session().client(
         "dynamodb", region_name="us-east-1", config=DYNAMODB_CLIENT_CONFIG
     )

@@ -24,71 +24,19 @@ import boto3
 from moto import mock_aws
 from moto.core.config import DefaultConfig
 from moto.moto_api._internal.models import moto_api_backend
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
-from werkzeug.middleware.dispatcher import DispatcherMiddleware
-from werkzeug.serving import make_server
 
-from localcloud import faults
+from localcloud import lambda_runtime, patches
 from localcloud.cfn import changesets
 from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
 from localcloud.cfn.template import Template, load
-from localcloud.lambda_runtime import bridge as lambda_bridge
-from localcloud.lambda_runtime import control_plane
-from localcloud.logs import filter_pattern as log_filter
-from localcloud.patches import api_checks
-from localcloud.patches import dynamodb as dynamodb_atomic
 from localcloud.server import view as view_module
-from localcloud.server.guard import Guard, Policy
-from localcloud.sqs import mapping as event_source
+from localcloud.server.app import LocalServer
+from localcloud.server.guard import Policy
 from localcloud.sqs.mapping import BatchOutcome, SqsEventSourceMapping, discover
 from localcloud.state import queue_empty
 from localcloud.state.history import History
 from localcloud.text import say
-
-
-class LocalServer(ThreadedMotoServer):
-    """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
-    apps the local server already runs: moto's, and a Flask app beside it), both behind
-    :class:`~localcloud.server.guard.Guard` (Host, origin and signature checks; moto's control
-    API not served). A failure to listen is raised from :meth:`start` instead of leaving
-    it waiting forever."""
-
-    def __init__(self, ip_address: str, port: int, view: Any, policy: Policy) -> None:
-        super().__init__(ip_address=ip_address, port=port, verbose=False)
-        self._view = view
-        self._policy = policy
-        self._failure: OSError | None = None
-
-    def _server_entry(self) -> None:
-        app = Guard(
-            DispatcherMiddleware(
-                DomainDispatcherApplication(create_backend_app), {view_module.PATH: self._view}
-            ),
-            self._policy,
-            report=say,
-        )
-        try:
-            self._server = make_server(
-                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
-            )
-        except OSError as exc:  # address in use, or not ours: raised by start()
-            self._failure = exc
-            self._server_ready_event.set()
-            return
-        self._server_ready_event.set()
-        self._server.serve_forever()
-
-    def start(self) -> None:
-        super().start()
-        if self._failure is not None:
-            raise self._failure
-
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -145,6 +93,7 @@ class LocalCloud:
         """Who the server answers (server mode): see :mod:`localcloud.server.guard`."""
         self.visibility_timeout = visibility_timeout
         self._mock: Any = None
+        self._patched = False
         self._server: LocalServer | None = None
         self.history = History()
         """Every invocation and write decision of this cloud (the live view's history)."""
@@ -174,15 +123,9 @@ class LocalCloud:
         return f"http://{host}:{self.server_port}"
 
     def start(self) -> Deployment:
-        lambda_bridge.install()
-        lambda_bridge.add_listener(self.history.record)
-        dynamodb_atomic.install()
-        faults.install()
-        event_source.install()
-        control_plane.install()
-        stack.install()
-        api_checks.install()
-        log_filter.install()
+        patches.install()
+        self._patched = True
+        lambda_runtime.add_listener(self.history.record)
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
         # handlers it runs must reach only the emulator. stop() puts them back.
@@ -222,7 +165,7 @@ class LocalCloud:
         )
         stack.register(self._deployment, self.client)
         if self.server_port is not None:
-            changesets.install(
+            changesets.serve(
                 changesets.Host(
                     client=self.client,
                     region=self.region,
@@ -263,12 +206,12 @@ class LocalCloud:
             self.stacks.remove(deployment)
 
     def stop(self) -> None:
-        lambda_bridge.remove_listener(self.history.record)
+        lambda_runtime.remove_listener(self.history.record)
         self._discovery_stop.set()
         if self._discovery is not None:
             self._discovery.join(timeout=10)
             self._discovery = None
-        changesets.uninstall()
+        changesets.serve(None)
         for deployment in [self._deployment, *self.stacks]:
             if deployment is None:
                 continue
@@ -285,6 +228,9 @@ class LocalCloud:
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
+        if self._patched:
+            self._patched = False
+            patches.uninstall()
         for name, value in self._saved_environ.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -42,13 +42,11 @@ rolled back); SAM CLI's waiters see the final status on their first look.
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import (
@@ -58,11 +56,9 @@ from moto.cloudformation.models import (
     Event,
     Stack,
 )
-from moto.cloudformation.responses import CloudFormationResponse
 from moto.cloudformation.utils import (
     generate_changeset_id,
     generate_stack_id,
-    get_stack_from_s3_url,
     validate_create_change_set,
 )
 from samtranslator.translator.transform import transform  # type: ignore[import-untyped]
@@ -72,7 +68,7 @@ from localcloud.cfn import update as stack_update
 from localcloud.cfn.deployer import ClientFactory, Deployment, deploy
 from localcloud.cfn.stacks import TRANSFORMED as _TRANSFORMED
 from localcloud.cfn.template import Template, UnsupportedTemplate, from_body, parse_body
-from localcloud.lambda_runtime.bridge import LogSink
+from localcloud.lambda_runtime import LogSink
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 NO_CHANGES = (
@@ -111,6 +107,18 @@ class Host:
 
 
 _HOST: Host | None = None
+
+
+def serve(host: Host | None) -> None:
+    """Carry out application change sets for ``host`` (``None``: every change set is
+    moto's own again)."""
+    global _HOST
+    _HOST = host
+
+
+def host() -> Host | None:
+    """The local cloud whose application change sets the deployer carries out, if any."""
+    return _HOST
 
 
 class LocalStack(Stack):
@@ -216,13 +224,9 @@ def plan(template_text: str, parameters: Mapping[str, str]) -> tuple[Template, l
     return template, changes
 
 
-_ORIGINAL_CREATE = CloudFormationBackend.create_change_set
-_ORIGINAL_EXECUTE = CloudFormationBackend.execute_change_set
-_ORIGINAL_DELETE = CloudFormationBackend.delete_stack
-
-
-def _create_change_set(
+def create(
     self: CloudFormationBackend,
+    host: Host,
     stack_name: str,
     change_set_name: str,
     template: str,
@@ -233,19 +237,6 @@ def _create_change_set(
     tags: dict[str, str] | None = None,
     role_arn: str | None = None,
 ) -> tuple[str, str]:
-    if _HOST is None or not is_application(template):
-        return _ORIGINAL_CREATE(
-            self,
-            stack_name,
-            change_set_name,
-            template,
-            parameters,
-            description,
-            change_set_type,
-            notification_arns,
-            tags,
-            role_arn,
-        )
     validate_create_change_set(change_set_name)
     existing = next((s for s in self.stacks.values() if s.name == stack_name), None)
     if change_set_type == "UPDATE":
@@ -260,8 +251,7 @@ def _create_change_set(
                 message=f"Stack:{existing.stack_id} is in {existing.status} state and can "
                 "not be updated.",
             )
-        assert _HOST is not None
-        stack = _as_local(self, existing, _HOST)
+        stack = as_local(self, existing, host)
     elif existing is not None and existing.status != "REVIEW_IN_PROGRESS":
         raise ValidationError(
             stack_name,
@@ -335,7 +325,7 @@ def _create_change_set(
     return change_set.change_set_id, stack.stack_id
 
 
-def _as_local(self: CloudFormationBackend, stack: Stack, host: Host) -> Stack:
+def as_local(self: CloudFormationBackend, stack: Stack, host: Host) -> Stack:
     """The server's own stack (published by ``make serve`` from source) as a stack a
     change set can update: the same stack id and events, its deployment attached."""
     if isinstance(stack, LocalStack):
@@ -456,7 +446,7 @@ def _references(value: Any, template: Template) -> tuple[set[str], set[str]]:
     return {name for name in names if name in template.parameters}, seen
 
 
-def _find_change_set(
+def find_change_set(
     self: CloudFormationBackend, change_set_name: str, stack_name: str | None
 ) -> ChangeSet:
     if change_set_name in self.change_sets:
@@ -493,18 +483,9 @@ def _event(
     )
 
 
-def _execute_change_set(
-    self: CloudFormationBackend, change_set_name: str, stack_name: str | None = None
-) -> None:
-    change_set = _find_change_set(self, change_set_name, stack_name)
-    if not isinstance(change_set, LocalChangeSet):
-        _ORIGINAL_EXECUTE(self, change_set.change_set_id, stack_name)
-        stack = self.stacks[change_set.stack_id]
-        # moto builds a stack's Outputs when the stack is created; one created by a
-        # change set started from an empty template and has none.
-        stack._parse_template()
-        stack.output_map = stack._create_output_map()
-        return
+def execute(self: CloudFormationBackend, host: Host, change_set: LocalChangeSet) -> None:
+    """``ExecuteChangeSet`` of an application change set: the local deployer creates or
+    updates the stack, with CloudFormation's events, statuses and rollbacks."""
     if change_set.execution_status != "AVAILABLE":
         raise ValidationError(
             message=f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current "
@@ -513,8 +494,6 @@ def _execute_change_set(
     stack = self.stacks[change_set.stack_id]
     assert isinstance(stack, LocalStack)
     assert change_set.template_obj is not None
-    assert _HOST is not None
-    host = _HOST
     previous = stack.deployment if change_set.change_set_type == "UPDATE" else None
     verb = "UPDATE" if previous is not None else "CREATE"
     change_set.execution_status = "EXECUTE_IN_PROGRESS"
@@ -648,21 +627,22 @@ def _update_failed(
     change_set.execution_status = "EXECUTE_FAILED"
 
 
-def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
+def delete_stack(self: CloudFormationBackend, host: Host, name_or_stack_id: str) -> bool:
     """``DeleteStack`` of an application stack: its resources deleted except those whose
     ``DeletionPolicy`` is ``Retain`` (``DELETE_SKIPPED``), its pollers and worker
-    processes stopped, then ``DELETE_COMPLETE``."""
+    processes stopped, then ``DELETE_COMPLETE``.
+
+    Returns:
+        False when the stack is not the local deployer's (moto deletes it).
+    """
     stack = next(
         (s for s in self.stacks.values() if name_or_stack_id in (s.name, s.stack_id)), None
     )
-    host = _HOST
-    if stack is None or host is None:
-        _ORIGINAL_DELETE(self, name_or_stack_id)
-        return
-    stack = _as_local(self, stack, host)
+    if stack is None:
+        return False
+    stack = as_local(self, stack, host)
     if not isinstance(stack, LocalStack) or stack.deployment is None:
-        _ORIGINAL_DELETE(self, stack.stack_id)
-        return
+        return False
     deployment = stack.deployment
     stack.status = "DELETE_IN_PROGRESS"
     stack._add_stack_event("DELETE_IN_PROGRESS", resource_status_reason="User Initiated")
@@ -674,7 +654,7 @@ def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
                 "DELETE_FAILED", resource_status_reason=f"{type(exc).__name__}: {exc}"
             )
             stack.status = "DELETE_FAILED"
-            return
+            return True
         for gone in removed:
             _removed_event(stack, gone)
         host.retained_names |= stack_update.retained_names(removed)
@@ -685,6 +665,7 @@ def _delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
     self.deleted_stacks[stack.stack_id] = stack
     stack.status = "DELETE_COMPLETE"
     stack._add_stack_event("DELETE_COMPLETE")
+    return True
 
 
 def _roll_back(
@@ -731,33 +712,3 @@ def _roll_back(
         host.retained_names |= stack_update.retained_names(removed)
     stack._add_stack_event("ROLLBACK_COMPLETE")
     stack.status = "ROLLBACK_COMPLETE"
-
-
-def _template_from_url(self: CloudFormationResponse, template_url: str) -> str:
-    """``TemplateURL`` in path style on the local endpoint (what SAM CLI sends with
-    ``AWS_ENDPOINT_URL``) as well as the forms moto reads."""
-    parsed = urlparse(template_url)
-    host = parsed.hostname or ""
-    if not host.endswith("amazonaws.com"):
-        bucket, _, key = parsed.path.lstrip("/").partition("/")
-        template_url = f"https://s3.amazonaws.com/{bucket}/{key}"
-    return get_stack_from_s3_url(
-        template_url, account_id=self.current_account, partition=self.partition
-    )
-
-
-def install(host: Host) -> None:
-    """Carry out application change sets with the local deployer for ``host``."""
-    global _HOST
-    _HOST = host
-    os.environ.setdefault("AWS_DEFAULT_REGION", host.region)  # samtranslator reads it
-    CloudFormationBackend.create_change_set = _create_change_set  # type: ignore[method-assign]
-    CloudFormationBackend.execute_change_set = _execute_change_set  # type: ignore[method-assign]
-    CloudFormationBackend.delete_stack = _delete_stack  # type: ignore[method-assign]
-    CloudFormationResponse._get_stack_from_s3_url = _template_from_url  # type: ignore[method-assign]
-
-
-def uninstall() -> None:
-    """Forget the host: application change sets go to moto again (patches stay)."""
-    global _HOST
-    _HOST = None

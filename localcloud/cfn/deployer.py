@@ -34,9 +34,15 @@ from botocore.exceptions import ClientError
 from moto.logs.responses import LogsResponse
 
 from localcloud.cfn.template import NotCreated, Template, UnsupportedTemplate, resolve
-from localcloud.lambda_runtime.bridge import LocalFunction, LogSink, register
-from localcloud.lambda_runtime.control_plane import reserved_in
-from localcloud.lambda_runtime.worker import ZipFunction, extract
+from localcloud.lambda_runtime import (
+    Function,
+    InProcessFunction,
+    LogSink,
+    WorkerFunction,
+    extract,
+    register,
+)
+from localcloud.lambda_runtime.environment import reserved_in
 from localcloud.project import ROOT
 from localcloud.sqs.mapping import SqsEventSourceMapping
 
@@ -103,7 +109,7 @@ class Deployment:
     region: str
     refs: dict[str, Any] = field(default_factory=dict)
     attributes: dict[tuple[str, str], Any] = field(default_factory=dict)
-    functions: dict[str, LocalFunction] = field(default_factory=dict)
+    functions: dict[str, Function] = field(default_factory=dict)
     event_sources: list[SqsEventSourceMapping] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -151,7 +157,7 @@ class Deployment:
         if logical_id in template.declared_resources and logical_id not in template.resources:
             raise NotCreated(logical_id, str(template.condition_of(logical_id)))
 
-    def function(self, name_or_logical_id: str) -> LocalFunction:
+    def function(self, name_or_logical_id: str) -> Function:
         """A function by logical id or physical name (KeyError if none)."""
         if name_or_logical_id in self.functions:
             return self.functions[name_or_logical_id]
@@ -591,7 +597,7 @@ def _function(
     logs = client("logs")
     if not logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups"):
         logs.create_log_group(logGroupName=log_group)
-    local = (LocalFunction if package is None else ZipFunction)(
+    local = (InProcessFunction if package is None else WorkerFunction)(
         name=name,
         arn=arn,
         code_uri=code_uri,

@@ -16,9 +16,7 @@ import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
-
-from moto.cloudformation.models import CloudFormationBackend
+from typing import Any
 
 from localcloud.cfn.deployer import Deployment
 
@@ -102,28 +100,6 @@ def forget(*names: str) -> None:
         _RESOURCES.pop(name, None)
 
 
-_ORIGINAL_DESCRIBE = CloudFormationBackend.describe_stack_resources
-_ORIGINAL_LIST = CloudFormationBackend.list_stack_resources
-
-
-def _describe(self: CloudFormationBackend, stack_name: str, logical_resource_id: str | None) -> Any:
-    # moto annotates logical_resource_id as str and passes None when the call has none
-    stack, resources = _ORIGINAL_DESCRIBE(self, stack_name, cast(str, logical_resource_id))
-    listed = _RESOURCES.get(stack_name) or _RESOURCES.get(getattr(stack, "stack_id", ""))
-    if listed is None:
-        return stack, resources
-    if logical_resource_id is not None:
-        return stack, [r for r in listed if r.logical_resource_id == logical_resource_id]
-    return stack, listed
-
-
-def _list(self: CloudFormationBackend, stack_name_or_id: str) -> Any:
-    stack, resources = _ORIGINAL_LIST(self, stack_name_or_id)
-    listed = _RESOURCES.get(stack_name_or_id) or _RESOURCES.get(getattr(stack, "stack_id", ""))
-    return stack, (resources if listed is None else listed)
-
-
-def install() -> None:
-    """Make moto's stack-resource calls list a local stack's real resources (idempotent)."""
-    CloudFormationBackend.describe_stack_resources = _describe  # type: ignore[method-assign]
-    CloudFormationBackend.list_stack_resources = _list  # type: ignore[method-assign]
+def listed(name_or_stack_id: str) -> list[StackResource] | None:
+    """The resources of a local stack, by stack name or id (``None``: not a local stack)."""
+    return _RESOURCES.get(name_or_stack_id)

@@ -36,7 +36,7 @@ from localcloud.cfn.deployer import (
     deploy,
 )
 from localcloud.cfn.template import Template
-from localcloud.lambda_runtime.bridge import LogSink
+from localcloud.lambda_runtime import LogSink
 
 KEPT_TYPES = frozenset(
     {

@@ -3,10 +3,10 @@
 Two places, both in-process (``LocalCloud()`` without a server port):
 
 - **DynamoDB requests** that a function makes. moto answers botocore's ``before-send``
-  event through one handler (``moto.core.models.botocore_stubber``); :func:`install`
-  wraps that handler, so a fault is decided before moto sees the request or after it
-  has handled it, and botocore's real retry logic (``total_max_attempts``) sees it as it
-  would see the network:
+  event through one handler (``moto.core.models.botocore_stubber``); the patch registry
+  wraps it (:mod:`localcloud.patches.botocore`, :func:`around_request`), so a fault is
+  decided before moto sees the request or after it has handled it, and botocore's real
+  retry logic (``total_max_attempts``) sees it as it would see the network:
 
   ===================  ==============================================================
   dropped-connection   ``ConnectionClosedError``; the request never reached the table
@@ -32,7 +32,10 @@ A :class:`Fault` names the order id it hits (the ``id`` of the request's ``Item`
 ``Key``, or of the invocation's payload), the DynamoDB operation (or ``Invoke``), and how
 many matching requests it fails; faults of different orders never touch each other, so
 executions can run side by side. Only requests made inside a function invocation are
-hit (the bridge knows which thread runs one), never a test's own reads.
+hit (:func:`~localcloud.lambda_runtime.invoking_function` knows which thread runs one),
+never a test's own reads.
+
+May import: :mod:`localcloud.lambda_runtime`.
 """
 
 from __future__ import annotations
@@ -47,14 +50,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from botocore import handlers as botocore_handlers
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, ReadTimeoutError
 from moto.core.botocore_stubber import MockRawResponse
 from moto.core.exceptions import JsonRESTError
-from moto.core.models import botocore_stubber
 
-from localcloud.lambda_runtime import bridge as lambda_bridge
+from localcloud.lambda_runtime import Function, Invocation, invoking_function, timed_out
 
 
 class Kind(StrEnum):
@@ -240,11 +241,13 @@ def _error_response(request: AWSPreparedRequest, kind: Kind) -> AWSResponse:
     return AWSResponse(request.url, status, headers, MockRawResponse(body))  # type: ignore[arg-type]
 
 
-def stubber_with_faults(event_name: str, request: AWSPreparedRequest, **kwargs: Any) -> Any:
-    """moto's ``botocore_stubber``, with the active plan's DynamoDB faults around it."""
+def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> Any:
+    """moto's answer to one botocore request (``handle()``), with the active plan's
+    DynamoDB faults and the simulated network around it (the patched
+    ``BotocoreStubber.__call__``, :mod:`localcloud.patches.botocore`)."""
     network = _NETWORK
     if network is not None:
-        function = lambda_bridge.invoking_function()
+        function = invoking_function()
         matched = _dynamodb_request(request) if function is not None else None
         if function is not None and matched is not None:
             with network._lock:
@@ -253,13 +256,11 @@ def stubber_with_faults(event_name: str, request: AWSPreparedRequest, **kwargs: 
                 time.sleep(network.round_trip_s)
     plan = _ACTIVE
     fault = None
-    if plan is not None and (
-        not plan.in_functions_only or lambda_bridge.invoking_function() is not None
-    ):
+    if plan is not None and (not plan.in_functions_only or invoking_function() is not None):
         matched = _dynamodb_request(request)
         fault = plan.take(*matched) if matched is not None else None
     if fault is None:
-        return botocore_stubber(event_name, request, **kwargs)
+        return handle()
     if fault.kind is Kind.DROPPED_CONNECTION:
         raise ConnectionClosedError(endpoint_url=request.url)
     if fault.kind is Kind.CONNECT_TIMEOUT:
@@ -269,43 +270,17 @@ def stubber_with_faults(event_name: str, request: AWSPreparedRequest, **kwargs: 
     if fault.kind in _ERROR_RESPONSES:
         return _error_response(request, fault.kind)
     # RESPONSE_LOST: the table handles the request, then the connection drops.
-    if botocore_stubber(event_name, request, **kwargs) is None:
+    if handle() is None:
         raise RuntimeError("response-lost needs the in-process local cloud (mock_aws)")
     raise ConnectionClosedError(endpoint_url=request.url)
-
-
-def install() -> None:
-    """Make faults injectable (idempotent; ``LocalCloud.start`` calls it).
-
-    Puts :func:`stubber_with_faults` in place of moto's handler in botocore's
-    ``BUILTIN_HANDLERS``, which every botocore session created from now on registers
-    (``mock_aws`` starts with a fresh default session), and wraps the bridge's invoke-API
-    path with :func:`invoke_with_faults`. With no plan in force both only pass through.
-
-    Raises:
-        RuntimeError: moto's handler is not in ``BUILTIN_HANDLERS`` (a moto upgrade moved
-            it; ``tests/test_faults_localcloud.py`` checks this).
-    """
-    lambda_bridge.set_invoke_wrapper(invoke_with_faults)
-    entries = botocore_handlers.BUILTIN_HANDLERS
-    for position, entry in enumerate(entries):
-        if entry[0] == "before-send" and entry[1] is stubber_with_faults:
-            return
-        if entry[0] == "before-send" and entry[1] is botocore_stubber:
-            entries[position] = ("before-send", stubber_with_faults)
-            return
-    raise RuntimeError("moto's botocore_stubber is not in botocore's BUILTIN_HANDLERS")
 
 
 # --- Lambda: the invoke API -------------------------------------------------------------
 
 
-def invoke_with_faults(
-    function: lambda_bridge.LocalFunction,
-    event: Any,
-    run: Callable[[], lambda_bridge.Invocation],
-) -> lambda_bridge.Invocation:
-    """The bridge's invoke-API path, with the active plan's Lambda faults around it."""
+def invoke_with_faults(function: Function, event: Any, run: Callable[[], Invocation]) -> Invocation:
+    """The invoke API's path to a function, with the active plan's Lambda faults around it
+    (installed with the patches: :mod:`localcloud.patches`)."""
     plan = _ACTIVE
     if plan is None or not isinstance(event, dict):
         return run()
@@ -319,4 +294,4 @@ def invoke_with_faults(
         error = JsonRESTError(code, message)
         error.code = status
         raise error
-    return lambda_bridge.timed_out(run(), function)
+    return timed_out(run(), function)

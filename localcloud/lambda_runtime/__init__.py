@@ -1,1 +1,57 @@
-"""TODO"""
+"""The Lambda runtime: functions run as the Lambda Python runtime runs them.
+
+Owns the runtime contract (:mod:`.contract`, awslambdaric's own rules for loading a
+handler, the error envelope and marshalling, and the service's ``START``/``END``/
+``REPORT`` lines), the two kinds of execution environment (:mod:`.inprocess`: from
+source, in this process; :mod:`.worker`: from a deployment package, in an interpreter of
+its own), the function's environment variables (:mod:`.environment`), whose output a line
+is (:mod:`.output`), Powertools' cold-start flags (:mod:`.powertools`) and the account's
+functions (:mod:`.registry`). The Lambda API reaches it through the moto patches
+(:mod:`localcloud.patches.lambda_`).
+
+May import: nothing else of the local cloud.
+"""
+
+from localcloud.lambda_runtime.contract import log_lines
+from localcloud.lambda_runtime.functions import (
+    Function,
+    Invocation,
+    InvocationListener,
+    LogSink,
+    timed_out,
+)
+from localcloud.lambda_runtime.inprocess import InProcessFunction
+from localcloud.lambda_runtime.output import invoking as invoking_function
+from localcloud.lambda_runtime.registry import (
+    add_listener,
+    invoke_through_api,
+    lookup,
+    register,
+    registered,
+    remove_listener,
+    set_invoke_wrapper,
+    unregister,
+)
+from localcloud.lambda_runtime.worker import WorkerFunction, extract, runtime_dir
+
+__all__ = [
+    "Function",
+    "InProcessFunction",
+    "Invocation",
+    "InvocationListener",
+    "LogSink",
+    "WorkerFunction",
+    "add_listener",
+    "extract",
+    "invoke_through_api",
+    "invoking_function",
+    "log_lines",
+    "lookup",
+    "register",
+    "registered",
+    "remove_listener",
+    "runtime_dir",
+    "set_invoke_wrapper",
+    "timed_out",
+    "unregister",
+]

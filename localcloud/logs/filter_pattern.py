@@ -1,4 +1,4 @@
-"""CloudWatch Logs filter patterns for moto's ``FilterLogEvents``, as AWS documents them.
+"""CloudWatch Logs filter patterns, as AWS documents them.
 
 moto 5.2.5 honours only plain and quoted terms in ``FilterLogEvents``
 (``moto.logs.utils.EventMessageFilter``); a JSON pattern such as
@@ -29,35 +29,27 @@ An event that is not a JSON object never matches a JSON pattern.
 
 Anything else -- space-delimited patterns ``[w1, w2]``, regular expressions ``%...%``,
 ``?`` terms mixed with plain or excluded terms, unquoted terms with other characters --
-raises :class:`FilterPatternError`, and after :func:`install` ``FilterLogEvents`` fails
-with ``InvalidParameterException`` (HTTP 400) naming it: a refusal, never a wrong answer.
+raises :class:`FilterPatternError`, and ``FilterLogEvents`` fails with
+``InvalidParameterException`` (HTTP 400) naming it (:mod:`localcloud.patches.logs`): a
+refusal, never a wrong answer.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final, Literal
-
-from moto.logs.exceptions import InvalidParameterException
-from moto.logs.models import LogStream
-from moto.logs.utils import EventMessageFilter
+from typing import Final, Literal
 
 __all__ = [
     "FilterPatternError",
     "JsonPattern",
     "TermPattern",
-    "install",
-    "installed",
     "matches",
     "parse",
-    "uninstall",
 ]
 
 
@@ -537,70 +529,3 @@ def matches(pattern: str, message: str) -> bool:
 
 
 # --- install -----------------------------------------------------------------------------
-
-_OWNER: Final = LogStream
-_NAME: Final = "filter_log_events"
-_PARAMETERS: Final = ("self", "start_time", "end_time", "filter_pattern")
-_LOCK: Final = threading.Lock()
-_ORIGINALS: dict[str, Callable[..., list[dict[str, Any]]]] = {}
-
-
-def _patched(
-    original: Callable[..., list[dict[str, Any]]],
-) -> Callable[..., list[dict[str, Any]]]:
-    @functools.wraps(original)
-    def filter_log_events(
-        self: Any, start_time: int, end_time: int, filter_pattern: str | None
-    ) -> list[dict[str, Any]]:
-        try:
-            compiled = parse(filter_pattern or "")
-        except FilterPatternError as error:
-            raise InvalidParameterException(
-                msg=f"Invalid filter pattern {filter_pattern!r}: {error}"
-            ) from error
-        # moto's own filter with the empty pattern keeps every event in the time window
-        # (checked by install); this module then applies the pattern.
-        events = original(self, start_time, end_time, "")
-        return [event for event in events if compiled.matches(event["message"])]
-
-    return filter_log_events
-
-
-def install() -> None:
-    """Make moto's ``FilterLogEvents`` apply :func:`matches` (idempotent).
-
-    Patches ``moto.logs.models.LogStream.filter_log_events``, the one place moto 5.2.5
-    applies a ``FilterLogEvents`` pattern. Raises ``RuntimeError``, patching nothing, if
-    that method is missing or takes other parameters, or if moto's empty pattern no longer
-    keeps every event: better than silently not filtering.
-    """
-    with _LOCK:
-        if _NAME in _ORIGINALS:
-            return
-        where = f"{_OWNER.__module__}.{_OWNER.__qualname__}.{_NAME}"
-        method = vars(_OWNER).get(_NAME)
-        if not callable(method):
-            raise RuntimeError(f"moto changed: {where} is missing; log_filter cannot patch it")
-        found = tuple(inspect.signature(method).parameters)
-        if found != _PARAMETERS:
-            raise RuntimeError(
-                f"moto changed: {where} takes {found}, log_filter expects {_PARAMETERS}"
-            )
-        if not EventMessageFilter("").matches("any message"):
-            raise RuntimeError(
-                "moto changed: its empty filter pattern no longer matches every event, "
-                f"which the patched {where} relies on"
-            )
-        _ORIGINALS[_NAME] = method
-        setattr(_OWNER, _NAME, _patched(method))
-
-
-def uninstall() -> None:
-    """Restore moto's own ``LogStream.filter_log_events``."""
-    with _LOCK:
-        if _NAME in _ORIGINALS:
-            setattr(_OWNER, _NAME, _ORIGINALS.pop(_NAME))
-
-
-def installed() -> bool:
-    return _NAME in _ORIGINALS

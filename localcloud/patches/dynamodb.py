@@ -1,52 +1,49 @@
-"""Make moto's DynamoDB writes atomic, as DynamoDB's are.
+"""moto's DynamoDB, made atomic as DynamoDB is.
 
-DynamoDB evaluates a ``ConditionExpression`` and applies the write as one atomic step:
-of many concurrent ``PutItem`` calls with ``attribute_not_exists(id)`` on one key,
-exactly one succeeds. moto checks the condition and then stores the item in two Python
-steps with no lock, so concurrent requests to the local cloud's server can both pass
-the check (seen with a short thread switch interval: two winners in 22 of 150 rounds).
-:func:`install` serialises moto's item writes behind one lock so the local cloud keeps
-DynamoDB's guarantee; ``tests/test_concurrency.py`` shows the difference.
+DynamoDB evaluates a ``ConditionExpression`` and applies the write as one atomic step: of
+many concurrent ``PutItem`` calls with ``attribute_not_exists(id)`` on one key, exactly
+one succeeds. moto checks the condition and then stores the item in two Python steps with
+no lock, so concurrent requests to the local server can both pass the check (seen with a
+short thread switch interval: two winners in 22 of 150 rounds). Each item-writing method
+runs behind one process-wide lock; ``tests/localcloud/test_concurrency.py`` shows the
+difference.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from moto.dynamodb.models import DynamoDBBackend
 
-WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
-_LOCK = threading.RLock()
-_ORIGINALS: dict[str, Callable[..., Any]] = {}
+from localcloud.patches.registry import Method, Patch
+
+LOCK: Final = threading.RLock()
 
 
-def install() -> None:
-    """Wrap each of moto's item-writing methods in one process-wide lock (idempotent)."""
-    for name in WRITES:
-        if name in _ORIGINALS:
-            continue
-        original = getattr(DynamoDBBackend, name)
-        _ORIGINALS[name] = original
+def _atomic(original: Method) -> Method:
+    @functools.wraps(original)
+    def atomic(self: DynamoDBBackend, *args: Any, **kwargs: Any) -> Any:
+        with LOCK:
+            return original(self, *args, **kwargs)
 
-        @functools.wraps(original)
-        def atomic(
-            self: DynamoDBBackend, *args: Any, _original: Any = original, **kwargs: Any
-        ) -> Any:
-            with _LOCK:
-                return _original(self, *args, **kwargs)
-
-        setattr(DynamoDBBackend, name, atomic)
+    return atomic
 
 
-def uninstall() -> None:
-    """Restore moto's own methods (for the test that shows why the lock is needed)."""
-    for name, original in _ORIGINALS.items():
-        setattr(DynamoDBBackend, name, original)
-    _ORIGINALS.clear()
-
-
-def installed() -> bool:
-    return set(_ORIGINALS) == set(WRITES)
+PATCHES: Final = tuple(
+    Patch(
+        DynamoDBBackend,
+        name,
+        ("self", first) if first else ("self",),
+        _atomic,
+        "a conditional write must be atomic under concurrent writers, as on DynamoDB",
+    )
+    for name, first in (
+        ("put_item", "table_name"),
+        ("update_item", "table_name"),
+        ("delete_item", "table_name"),
+        ("transact_write_items", "transact_items"),
+        ("batch_write_item", None),
+    )
+)

@@ -15,7 +15,8 @@ stuck at 1, partial batch responses ignored), so the local cloud polls the queue
   ``CreateEventSourceMapping`` at deploy, mappings created later through the API are
   picked up by :func:`discover`, and each poll reads its mapping's state, batch size,
   ``FunctionResponseTypes`` and function back first. moto's own SQS trigger (one record
-  per call, partial batch responses ignored) is switched off by :func:`install`;
+  per call, partial batch responses ignored) is switched off
+  (:mod:`localcloud.patches.lambda_`);
 - a function error (an exception) leaves the whole batch: every message becomes visible
   again after the visibility timeout;
 - with ``ReportBatchItemFailures``: a null/absent/empty ``batchItemFailures`` (or a null
@@ -39,12 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moto.awslambda.models import LambdaBackend
-from moto.core.exceptions import JsonRESTError
-from moto.sqs.models import sqs_backends
-
-from localcloud.lambda_runtime import bridge as lambda_bridge
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import Function, Invocation, lookup
 from localcloud.text import say
 
 if TYPE_CHECKING:
@@ -116,7 +112,7 @@ class SqsEventSourceMapping:
     queue_url: str
     queue_arn: str
     region: str
-    function: LocalFunction
+    function: Function
     batch_size: int
     report_batch_item_failures: bool
     lambda_client: LambdaClient | None = None
@@ -144,7 +140,7 @@ class SqsEventSourceMapping:
             config.get("FunctionResponseTypes") or []
         )
         try:
-            self.function = lambda_bridge.lookup(config["FunctionArn"])
+            self.function = lookup(config["FunctionArn"])
         except KeyError:
             self.enabled = False  # not a function the local cloud runs (reported by discover)
 
@@ -324,7 +320,7 @@ def discover(
                 continue
             source = config.get("EventSourceArn", "")
             try:
-                function = lambda_bridge.lookup(config.get("FunctionArn", ""))
+                function = lookup(config.get("FunctionArn", ""))
             except KeyError:
                 function = None
             if not source.startswith(f"arn:aws:sqs:{region}:") or function is None:
@@ -350,44 +346,6 @@ def discover(
             say(f"[event source mapping {uuid}] polling {source} for {function.name}")
             found.append(mapping)
     return found
-
-
-_ORIGINAL_CREATE = LambdaBackend.create_event_source_mapping
-_ORIGINAL_UPDATE = LambdaBackend.update_event_source_mapping
-
-
-def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
-    batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
-    window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
-    if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
-        raise JsonRESTError(
-            "InvalidParameterValueException",
-            "Maximum batch window in seconds must be greater than 0 if maximum batch size is "
-            "greater than 10",
-        )
-
-
-def _create_without_moto_trigger(self: LambdaBackend, spec: dict[str, Any]) -> Any:
-    _check_batching(spec)
-    esm = _ORIGINAL_CREATE(self, spec)
-    for queue in sqs_backends[self.account_id][self.region_name].queues.values():
-        if queue.queue_arn == esm.event_source_arn:
-            # moto would invoke the function itself on every SendMessage, one record at a
-            # time, and delete the message whatever the response: the local cloud polls.
-            queue.lambda_event_source_mappings.pop(esm.function_arn, None)
-    return esm
-
-
-def _update_checked(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> Any:
-    _check_batching(spec, self.get_event_source_mapping(uuid))
-    return _ORIGINAL_UPDATE(self, uuid, spec)
-
-
-def install() -> None:
-    """Route SQS event source mappings to the local cloud's pollers (idempotent): moto's
-    own trigger never runs, and a batch size over 10 needs a batching window, as on AWS."""
-    LambdaBackend.create_event_source_mapping = _create_without_moto_trigger  # type: ignore[method-assign]
-    LambdaBackend.update_event_source_mapping = _update_checked  # type: ignore[method-assign]
 
 
 def _lambda_message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:

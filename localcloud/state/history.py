@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from localcloud.lambda_runtime.bridge import Invocation, LocalFunction
+from localcloud.lambda_runtime import Function, Invocation
 
 CONDITION = "attribute_not_exists(id)"
 """The conditional write's condition (src/order_guard/store.py)."""
@@ -71,7 +71,7 @@ class History:
         self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
         self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
 
-    def record(self, function: LocalFunction, event: Any, invocation: Invocation) -> None:
+    def record(self, function: Function, event: Any, invocation: Invocation) -> None:
         """The bridge listener: keep the invocation and the decisions in its log."""
         now = time.time()
         entry = InvocationRecord(

@@ -44,7 +44,7 @@ from localcloud import faults
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import create_table, function_properties
 from localcloud.cfn.template import resolve
-from localcloud.lambda_runtime.bridge import LocalFunction
+from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
 
 HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
@@ -91,7 +91,7 @@ class Bench:
     cloud: LocalCloud
     environment: dict[str, str]
 
-    def contestant(self, name: str) -> LocalFunction:
+    def contestant(self, name: str) -> InProcessFunction:
         """A fresh function (a cold execution environment) on fresh tables, warmed up."""
         dynamodb = self.cloud.client("dynamodb")
         orders = f"bench-{name}-{uuid.uuid4().hex[:8]}"
@@ -102,7 +102,7 @@ class Bench:
             create_table(dynamodb, "IdempotencyTable", idempotency, KEY_SCHEMA)
             environment["IDEMPOTENCY_TABLE_NAME"] = idempotency
         code_uri, module = MODULES[name]
-        function = LocalFunction(
+        function = InProcessFunction(
             name=f"bench-{name}",
             arn=f"arn:aws:lambda:us-east-1:123456789012:function:bench-{name}",
             code_uri=code_uri,

@@ -27,7 +27,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.template import UnsupportedTemplate, load, samconfig_stack_name
-from localcloud.lambda_runtime.bridge import log_lines
+from localcloud.lambda_runtime import log_lines
 from localcloud.text import plain, printable
 from localcloud.tools.report import dumps, live, render, render_parameters, summary
 from localcloud.tools.scenarios import queue_scenario, workflow_scenario

@@ -1,0 +1,115 @@
+"""An execution environment in this process: the handler runs in the invoking thread.
+
+Used for from-source deploys (``make demo``, ``make serve``, the tests): the handler
+module is imported from the function's ``CodeUri`` on the first invocation (the cold
+start) with the function's environment applied, as a new module object that no other
+environment shares, so module-scope clients and configuration are built once per
+environment, as on Lambda. The modules it imports in turn are the process's (they are
+stateless in this project). Loading and running go through
+:mod:`~localcloud.lambda_runtime.contract` (awslambdaric's own code).
+
+The differences from a worker process, which runs a deployment package as Lambda does
+(:mod:`~localcloud.lambda_runtime.worker`): the process's packages are importable (a
+dependency missing from ``requirements.txt`` is not noticed), the environment variables
+are applied to the shared process environment for the length of the invocation
+(:func:`~localcloud.lambda_runtime.environment.applied`; a variable the template forgets
+but your shell sets is visible), and a timeout is reported but not enforced (a thread
+cannot be stopped). Output is attributed by :mod:`~localcloud.lambda_runtime.output`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+from localcloud.lambda_runtime import contract, powertools
+from localcloud.lambda_runtime.environment import applied
+from localcloud.lambda_runtime.functions import Function, Ran, envelope_outcome
+from localcloud.lambda_runtime.output import captured
+
+
+@dataclass(eq=False)
+class InProcessFunction(Function):
+    """A function whose handler runs in this process (see the module docstring)."""
+
+    _handler: contract.Handler | None = field(default=None, repr=False)
+    _cold_start_flags: dict[str, bool] = field(default_factory=dict, repr=False)
+
+    @property
+    def warm(self) -> bool:
+        return self._handler is not None
+
+    def _discard(self) -> None:
+        self._handler = None
+        self._cold_start_flags.clear()
+
+    def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
+        init_ms: float | None = None
+        gone = False
+        with (
+            applied(self.runtime_variables(traced=True)),
+            captured(self),
+            powertools.cold_start(self._cold_start_flags),
+        ):
+            handler = self._handler
+            if handler is None:
+                started = time.monotonic()
+                try:
+                    handler = self._load()
+                except SystemExit as exc:
+                    outcome = envelope_outcome(contract.exit_error(request_id, _status(exc)))
+                    gone = True
+                except Exception as exc:  # noqa: BLE001 - the runtime reports every init error
+                    outcome = envelope_outcome(contract.init_error(exc, request_id))
+                    gone = True
+                init_ms = (time.monotonic() - started) * 1000
+            if handler is not None:
+                try:
+                    outcome = contract.invoke(
+                        handler,
+                        event_body,
+                        request_id=request_id,
+                        function_arn=self.arn,
+                        deadline_ms=deadline_ms,
+                    )
+                except SystemExit as exc:  # the runtime does not catch it: the process ends
+                    outcome = envelope_outcome(contract.exit_error(request_id, _status(exc)))
+                    gone = True
+                else:
+                    self._handler = handler  # kept only once init succeeded
+            output = self.output.take()
+        return Ran(outcome, output, init_ms=init_ms, gone=gone)
+
+    def _load(self) -> contract.Handler:
+        """The handler, imported by the runtime's own rule from a new module object.
+
+        The task root goes first on ``sys.path`` (``LAMBDA_TASK_ROOT`` is on the runtime's
+        path) and stays there, for imports the handler makes later; the handler module is
+        taken out of ``sys.modules`` around the import, so this environment gets a module
+        of its own and the one the process had comes back afterwards.
+
+        Raises:
+            FaultException, Exception: as :func:`~localcloud.lambda_runtime.contract.
+                load_handler`.
+        """
+        root = str(self.code_uri)
+        if root in sys.path:
+            sys.path.remove(root)
+        sys.path.insert(0, root)
+        module_name = self.handler.rpartition(".")[0].replace("/", ".")
+        previous = sys.modules.pop(module_name, None) if module_name else None
+        try:
+            return contract.load_handler(self.handler)
+        finally:
+            if module_name:
+                sys.modules.pop(module_name, None)
+                if previous is not None:
+                    sys.modules[module_name] = previous
+
+
+def _status(exc: SystemExit) -> int:
+    """The process exit status ``sys.exit`` asks for."""
+    if exc.code is None:
+        return 0
+    return exc.code if isinstance(exc.code, int) else 1

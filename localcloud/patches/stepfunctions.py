@@ -1,0 +1,301 @@
+"""moto's Step Functions, refusing and reporting what AWS refuses and reports.
+
+moto 5.2.5 differs from AWS here:
+
+* ``StartExecution`` -- with ``execute_state_machine`` (the local cloud's mode) moto
+  accepts any execution ``name``. AWS refuses a name longer than 80 characters
+  (``ValidationException``) and a name holding white space, ``< > { } [ ] ? * " # % \\ ^ |
+  ~ ` $ & , ; : /``, a control character (U+0000-001F, U+007F-009F, U+FFFE-FFFF), a
+  surrogate (U+D800-DFFF) or U+10FFFF (``InvalidName``). Source: the StartExecution API
+  reference, request parameter ``name`` (shape ``Name``: length 1-80), and its error list
+  (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html;
+  the same text is in botocore's ``stepfunctions`` service model).
+* ``StopExecution`` -- moto drops ``error`` and ``cause`` (DescribeExecution and the
+  ``ExecutionAborted`` history event show ``""``), and in the interpreter mode it answers
+  before the execution has stopped, so the response has no ``stopDate`` (which the
+  StopExecution API reference marks as required in the response). After the patch the
+  execution is ``ABORTED`` when StopExecution returns, and the ``stopDate``, ``error``
+  and ``cause`` it was given are the ones DescribeExecution and the history show.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+from typing import Any, Final
+
+from moto.core.responses import ActionResult
+from moto.core.utils import utcnow
+from moto.stepfunctions.exceptions import (
+    ExecutionDoesNotExist,
+    InvalidName,
+    NameTooLongException,
+    ValidationException,
+)
+from moto.stepfunctions.models import Execution as ModelExecution
+from moto.stepfunctions.models import StateMachine, StepFunctionBackend
+from moto.stepfunctions.parser.api import ExecutionStatus
+from moto.stepfunctions.parser.asl.eval.environment import Environment
+from moto.stepfunctions.parser.asl.eval.program_state import ProgramRunning, ProgramStopped
+from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+from moto.stepfunctions.parser.backend.execution import Execution as ParserExecution
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.responses import StepFunctionResponse
+
+from localcloud.patches.registry import Method, Patch, PatchMismatch
+
+NAME_MAX_LENGTH = 80
+"""StartExecution ``name``: shape ``Name``, length 1-80 (API reference, botocore model)."""
+
+_NAME_FORBIDDEN = re.compile(
+    r"[\s<>{}\[\]?*\"#%\\^|~`$&,;:/"
+    r"\x00-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff\U0010ffff]"
+)
+"""What a StartExecution ``name`` must not contain (API reference, parameter ``name``):
+white space; brackets ``< > { } [ ]``; wildcards ``? *``; ``" # % \\ ^ | ~ ` $ & , ; : /``;
+control characters U+0000-001F, U+007F-009F, U+FFFE-FFFF; surrogates U+D800-DFFF;
+U+10FFFF. White space is Unicode white space (``\\s``)."""
+
+_STOP_GRACE_S = 5.0
+"""How long StopExecution waits for a just-started execution's interpreter to enter its
+first state (moto runs it on threads; a stop before then leaves no ExecutionAborted event)."""
+
+
+def check_execution_name(name: str | None) -> None:
+    """Refuse an execution name as AWS does; ``None`` (no name: AWS makes a UUID) passes.
+
+    A length outside 1-80 is ``ValidationException`` ("1 validation error detected: Value
+    '...' at 'name' failed to satisfy constraint: Member must have length less than or
+    equal to 80", checked before the content, as AWS validates the request's shape first);
+    a forbidden character is ``InvalidName`` ("Invalid Name: '...'"). Both HTTP 400.
+    Sources: StartExecution API reference, parameter ``name`` and Errors.
+    """
+    if name is None:
+        return
+    if len(name) > NAME_MAX_LENGTH:
+        raise NameTooLongException(name)
+    if not name:
+        raise ValidationException(
+            "1 validation error detected: Value '' at 'name' failed to satisfy constraint: "
+            "Member must have length greater than or equal to 1"
+        )
+    if _NAME_FORBIDDEN.search(name):
+        raise InvalidName(f"Invalid Name: '{name}'")
+
+
+def _checked_start_execution(original: Method) -> Method:
+    def start_execution(
+        self: StepFunctionBackend,
+        state_machine_arn: str,
+        name: str | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        check_execution_name(name)
+        return original(self, state_machine_arn, name, *args, **kwargs)
+
+    return start_execution
+
+
+# --- Step Functions: StopExecution error, cause and stopDate ----------------------------
+
+
+def _stop_execution_response(_original: Method) -> Method:
+    def stop_execution(self: StepFunctionResponse) -> ActionResult:
+        """StopExecution passing ``error`` and ``cause`` on (moto's reads only the ARN);
+        the response carries ``stopDate``, required in StopExecutionOutput."""
+        backend: Any = self.stepfunction_backend
+        execution = backend.stop_execution(
+            self._get_param("executionArn"),
+            error=self._get_param("error"),
+            cause=self._get_param("cause"),
+        )
+        return ActionResult({"stopDate": execution.stop_date})
+
+    return stop_execution
+
+
+def _backend_stop_execution(_original: Method) -> Method:
+    def stop_execution(
+        self: StepFunctionBackend,
+        execution_arn: str,
+        error: str | None = None,
+        cause: str | None = None,
+    ) -> Any:
+        self._validate_execution_arn(execution_arn)
+        state_machine = self._get_state_machine_for_execution(execution_arn)
+        stop: Any = state_machine.stop_execution
+        return stop(execution_arn, error=error, cause=cause)
+
+    return stop_execution
+
+
+def _state_machine_stop_execution(_original: Method) -> Method:
+    def stop_execution(
+        self: StateMachine,
+        execution_arn: str,
+        error: str | None = None,
+        cause: str | None = None,
+    ) -> Any:
+        """moto's ``StateMachine.stop_execution``, with the caller's error and cause in
+        place of the ``""`` moto passes."""
+        execution = next((x for x in self.executions if x.execution_arn == execution_arn), None)
+        if execution is None:
+            raise ExecutionDoesNotExist(f"Execution Does Not Exist: '{execution_arn}'")
+        execution.stop(stop_date=utcnow(), error=error, cause=cause)
+        return execution
+
+    return stop_execution
+
+
+def _model_execution_stop(original: Method) -> Method:
+    def stop(self: ModelExecution, *args: Any, **kwargs: Any) -> None:
+        """moto's mock execution (``execute_state_machine`` off): keep error and cause for
+        DescribeExecution (its canned history cannot show them)."""
+        original(self, *args, **kwargs)
+        self.error = kwargs.get("error")
+        self.cause = kwargs.get("cause")
+
+    return stop
+
+
+def _started_environment(execution: ParserExecution) -> Environment | None:
+    """The execution's interpreter environment once its program has entered its first
+    state, waiting up to ``_STOP_GRACE_S`` for moto's worker threads (``None`` if there is
+    no environment by then). A stop any earlier would leave no ``ExecutionAborted`` event:
+    moto's interpreter records that event only once it has begun the program's body."""
+    deadline = time.monotonic() + _STOP_GRACE_S
+    while True:
+        worker = execution.exec_worker
+        env: Environment | None = worker.env if worker is not None else None
+        if env is not None:
+            state = env.program_state()
+            begun = len(env.event_manager.get_event_history()) > 1  # past ExecutionStarted
+            if state is not None and (begun or not isinstance(state, ProgramRunning)):
+                return env
+        if execution.exec_status != ExecutionStatus.RUNNING or time.monotonic() > deadline:
+            return env
+        time.sleep(0.005)
+
+
+def _record_stop(execution: ParserExecution, stopped: ProgramStopped) -> None:
+    execution.exec_status = ExecutionStatus.ABORTED
+    execution.stop_date = stopped.stop_date
+    execution.error = stopped.error
+    execution.cause = stopped.cause
+
+
+def _parser_execution_stop(original: Method) -> Method:
+    def stop(
+        self: ParserExecution,
+        stop_date: datetime.datetime,
+        error: str | None,
+        cause: str | None,
+    ) -> None:
+        """Stop the interpreter (its ``ExecutionAborted`` event takes error and cause from
+        here) and mark the execution ``ABORTED`` before StopExecution answers, as AWS
+        does, rather than whenever the worker thread notices."""
+        env = _started_environment(self)
+        if env is None:
+            return
+        if stop_date.tzinfo is None:
+            stop_date = stop_date.replace(tzinfo=datetime.UTC)
+        original(self, stop_date=stop_date, error=error, cause=cause)
+        state = env.program_state()
+        if isinstance(state, ProgramStopped):
+            _record_stop(self, state)
+
+    return stop
+
+
+def _reflect_execution_status(original: Method) -> Method:
+    def reflect(self: BaseExecutionWorkerCommunication) -> None:
+        """moto's end-of-run bookkeeping, keeping a stopped execution's stop date, error
+        and cause (moto overwrites the date with "now" and leaves error and cause out)."""
+        original(self)
+        worker = self.execution.exec_worker
+        env = worker.env if worker is not None else None
+        state = env.program_state() if env is not None else None
+        if isinstance(state, ProgramStopped):
+            _record_stop(self.execution, state)
+
+    return reflect
+
+
+# --- SQS: message contents --------------------------------------------------------------
+
+
+def parser_backend_inherits_stop_execution() -> None:
+    """The Step Functions patches reach the interpreter's ``stop_execution`` only while
+    ``StepFunctionsParserBackend`` inherits it from ``StepFunctionBackend``.
+
+    Raises:
+        PatchMismatch: it defines its own now.
+    """
+    if "stop_execution" in vars(StepFunctionsParserBackend):
+        raise PatchMismatch(
+            "moto changed: moto.stepfunctions.parser.models.StepFunctionsParserBackend."
+            "stop_execution now has its own definition, which the patches do not reach"
+        )
+
+
+PATCHES: Final = (
+    Patch(
+        StepFunctionBackend,
+        "start_execution",
+        ("self", "state_machine_arn", "name"),
+        _checked_start_execution,
+        "StartExecution must refuse the names AWS refuses",
+    ),
+    Patch(
+        StepFunctionsParserBackend,
+        "start_execution",
+        ("self", "state_machine_arn", "name"),
+        _checked_start_execution,
+        "StartExecution must refuse the names AWS refuses (the interpreter's backend)",
+    ),
+    Patch(
+        StepFunctionResponse,
+        "stop_execution",
+        ("self",),
+        _stop_execution_response,
+        "StopExecution answers with its stopDate",
+    ),
+    Patch(
+        StepFunctionBackend,
+        "stop_execution",
+        ("self", "execution_arn"),
+        _backend_stop_execution,
+        "StopExecution keeps error and cause",
+    ),
+    Patch(
+        StateMachine,
+        "stop_execution",
+        ("self", "execution_arn"),
+        _state_machine_stop_execution,
+        "StopExecution keeps error and cause",
+    ),
+    Patch(
+        ModelExecution,
+        "stop",
+        ("self",),
+        _model_execution_stop,
+        "a stopped execution records error and cause",
+    ),
+    Patch(
+        ParserExecution,
+        "stop",
+        ("self", "stop_date", "error", "cause"),
+        _parser_execution_stop,
+        "the interpreter's execution is ABORTED when StopExecution returns",
+    ),
+    Patch(
+        BaseExecutionWorkerCommunication,
+        "_reflect_execution_status",
+        ("self",),
+        _reflect_execution_status,
+        "an aborted execution keeps the error and cause it was stopped with",
+    ),
+)
+CHECKS: Final = (parser_backend_inherits_stop_execution,)
