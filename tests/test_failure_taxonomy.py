@@ -3,7 +3,8 @@
 Each transient kind is produced for real (botocore's retries included), raised by the
 workers, named as the Lambda runtime names it (:func:`reported_type`: awslambdaric's own
 handling), and matched against the retriers of the ASL after ``DefinitionSubstitutions``,
-as Step Functions matches them. Each permanent failure is produced the same way and must never meet a retrier.
+as Step Functions matches them. Each permanent failure is produced the same way and must
+never meet a retrier.
 """
 
 from __future__ import annotations
