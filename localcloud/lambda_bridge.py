@@ -17,6 +17,9 @@
   ``LocalCloud`` hides while it runs (no real profile, endpoint or credentials can leak
   in); the invocation's variables are removed afterwards. A variable the template
   forgets but your shell sets is therefore still visible locally: the process is shared.
+  So are the modules a handler imports (not the handler module itself): a thread pool
+  kept at module scope in a shared module is shared between functions, and its threads
+  write into the environment that started them.
   Because the environment is process-wide, invocations run one at a time (a
   process-wide lock), like a function with reserved concurrency 1.
 - **Context**: ``function_name``, ``aws_request_id``, ``invoked_function_arn``,
@@ -249,8 +252,21 @@ class LocalFunction:
         return {**base, **self.environment}
 
     def invoke(self, event: Any) -> Invocation:
-        """Run the handler on ``event`` and return its response or error envelope."""
+        """Run the handler on ``event`` and return its response or error envelope.
+
+        A function that invokes itself from inside an invocation gets another execution
+        environment for it, as on Lambda (an environment runs one invocation at a time):
+        the outer invocation keeps its output and its state."""
         with _INVOCATION_LOCK:
+            if self._invoking:
+                return replace(
+                    self,
+                    _module=None,
+                    _output=_EnvironmentOutput(),
+                    _invoking=False,
+                    _cold_start_flags={},
+                    invocations=0,
+                ).invoke(event)
             return self._invoke_locked(event)
 
     def _invoke_locked(self, event: Any) -> Invocation:

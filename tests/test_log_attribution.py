@@ -26,7 +26,7 @@ import requests
 
 from localcloud.cloud import LocalCloud
 from localcloud.guard import VIEW_PREFIX
-from localcloud.lambda_bridge import Invocation, LocalFunction
+from localcloud.lambda_bridge import Invocation, LocalFunction, register
 from localcloud.state import queue_empty
 from localcloud.template import ROOT
 from tests.conftest import free_port
@@ -246,3 +246,15 @@ def test_a_result_line_whose_id_holds_a_line_separator_is_one_log_event(separato
     (line,) = [json.loads(e["message"]) for e in events if e["message"].startswith("{")]
     assert (line["id"], line["decision"]) == (order_id, "accepted")
     assert [(d["order_id"], d["decision"]) for d in decisions] == [(order_id, "accepted")]
+
+
+def test_a_function_that_invokes_itself_keeps_each_invocations_lines_its_own() -> None:
+    """Lambda runs the inner invocation in another execution environment."""
+    reentrant = function("reentrant")
+    register(reentrant)
+
+    outer = reentrant.invoke({"depth": 1})
+
+    printed = [line for line in outer.log_lines if line.startswith("outer ")]
+    assert printed == ["outer before 1", "outer after 1"]
+    assert outer.log_lines[0].startswith("START RequestId:")
