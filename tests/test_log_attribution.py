@@ -25,7 +25,7 @@ import pytest
 import requests
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import InProcessFunction, Invocation
+from localcloud.lambda_runtime import InProcessFunction, Invocation, register
 from localcloud.project import ROOT
 from localcloud.server.guard import VIEW_PREFIX
 from localcloud.state import queue_empty
@@ -246,3 +246,15 @@ def test_a_result_line_whose_id_holds_a_line_separator_is_one_log_event(separato
     (line,) = [json.loads(e["message"]) for e in events if e["message"].startswith("{")]
     assert (line["id"], line["decision"]) == (order_id, "accepted")
     assert [(d["order_id"], d["decision"]) for d in decisions] == [(order_id, "accepted")]
+
+
+def test_a_function_that_invokes_itself_keeps_each_invocations_lines_its_own() -> None:
+    """Lambda runs the inner invocation in another execution environment."""
+    reentrant = function("reentrant")
+    register(reentrant)
+
+    outer = reentrant.invoke({"depth": 1})
+
+    printed = [line for line in outer.log_lines if line.startswith("outer ")]
+    assert printed == ["outer before 1", "outer after 1"]
+    assert outer.log_lines[0].startswith("START RequestId:")

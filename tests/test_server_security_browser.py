@@ -242,3 +242,31 @@ def test_a_named_origin_may_read_the_view_and_call_signed(browser: Browser) -> N
             assert allowed.outputs["OrdersTableName"] in outcomes["tables"]
     finally:
         site.close()
+
+
+def test_a_forged_presigned_link_to_an_object_does_not_run_as_this_origin(
+    browser: Browser, server: LocalCloud
+) -> None:
+    """moto checks no signature, so a link that merely looks presigned is served; an
+    object shown as HTML through it must not run scripts on the server's origin (found in
+    review: it read the view and listed the queues)."""
+    s3 = server.client("s3")
+    s3.create_bucket(Bucket="forged-link")
+    s3.put_object(
+        Bucket="forged-link",
+        Key="note.txt",
+        Body=b"<title>note</title><script>document.title='ran'</script>",
+        ContentType="text/plain",
+    )
+    link = (
+        f"{server.endpoint_url}/forged-link/note.txt?response-content-type=text/html"
+        "&X-Amz-Credential=a/20261201/us-east-1/s3/aws4_request&X-Amz-Signature=x"
+    )
+    page = browser.new_page()
+    try:
+        response = page.goto(link)  # typed or clicked by the developer: Sec-Fetch-Site none
+        assert response is not None
+        assert response.status == 200
+        assert page.title() == "note"
+    finally:
+        page.close()

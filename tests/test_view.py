@@ -257,3 +257,32 @@ def test_status_prints_a_stored_id_with_its_control_characters_escaped(cloud: Lo
     for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
         assert raw not in printed
     assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed
+
+
+def test_executions_started_without_a_name_get_one_and_the_view_stays_up(
+    cloud: LocalCloud,
+) -> None:
+    """``aws stepfunctions start-execution`` without ``--name`` is the usual case: moto
+    named such an execution ``None``, a second one collided, and the view answered 500."""
+    sfn = cloud.client("stepfunctions")
+    arns = [
+        sfn.start_execution(
+            stateMachineArn=cloud.outputs["OrdersStateMachineArn"],
+            input=json.dumps({"id": f"unnamed-{n}", "quantity": 1}),
+        )["executionArn"]
+        for n in range(2)
+    ]
+    names = [arn.rsplit(":", 1)[-1] for arn in arns]
+    assert len(set(names)) == 2
+    assert all(len(name) == 36 and name.count("-") == 4 for name in names)  # UUIDs, as AWS
+    state = json.loads(get(cloud, "/state.json"))
+    assert {e["name"] for e in state["workflow"]["executions"]} >= set(names)
+
+
+def test_an_execution_input_of_megabytes_is_cut_in_every_refresh(cloud: LocalCloud) -> None:
+    big = json.dumps({"id": "big-input", "quantity": 1, "pad": "x" * 2_000_000})
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=cloud.outputs["OrdersStateMachineArn"], name="big", input=big
+    )
+    for path in ("/state.json", "/sections"):
+        assert len(get(cloud, path)) < 100_000

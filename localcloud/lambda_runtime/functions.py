@@ -102,9 +102,23 @@ class Function:
     log_stream: str = field(default="", repr=False)
 
     def invoke(self, event: Any) -> Invocation:
-        """Run the handler on ``event`` (one invocation at a time in the process)."""
+        """Run the handler on ``event`` (one invocation at a time in the process).
+
+        A function that invokes itself from inside an invocation gets another execution
+        environment for it, as on Lambda (an environment runs one invocation at a time):
+        the outer invocation keeps its output and its state."""
         with INVOCATION_LOCK:
+            if self.invoking:
+                sibling = self.sibling()
+                try:
+                    return sibling.invoke(event)
+                finally:
+                    sibling._discard()
             return self._invoke_locked(event)
+
+    def sibling(self) -> Function:
+        """The same function in a new execution environment of its own."""
+        raise NotImplementedError
 
     def new_execution_environment(self) -> None:
         """Discard the execution environment: the next invocation is a cold start, as on

@@ -15,18 +15,21 @@ are applied to the shared process environment for the length of the invocation
 (:func:`~localcloud.lambda_runtime.environment.applied`; a variable the template forgets
 but your shell sets is visible), and a timeout is reported but not enforced (a thread
 cannot be stopped). Output is attributed by :mod:`~localcloud.lambda_runtime.output`.
+Modules a handler imports (not the handler module itself) are the process's, shared
+between functions: a thread pool kept at module scope in a shared module is shared too,
+and its threads write into the environment that started them.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from localcloud.lambda_runtime import contract, powertools
 from localcloud.lambda_runtime.environment import applied
 from localcloud.lambda_runtime.functions import Function, Ran, envelope_outcome
-from localcloud.lambda_runtime.output import captured
+from localcloud.lambda_runtime.output import EnvironmentOutput, captured
 
 
 @dataclass(eq=False)
@@ -39,6 +42,16 @@ class InProcessFunction(Function):
     @property
     def warm(self) -> bool:
         return self._handler is not None
+
+    def sibling(self) -> InProcessFunction:
+        return replace(
+            self,
+            output=EnvironmentOutput(),
+            invoking=False,
+            invocations=0,
+            _handler=None,
+            _cold_start_flags={},
+        )
 
     def _discard(self) -> None:
         self._handler = None

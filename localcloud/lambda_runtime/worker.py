@@ -34,12 +34,13 @@ import tempfile
 import threading
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from localcloud.lambda_runtime import contract
 from localcloud.lambda_runtime.functions import Function, Ran, envelope_outcome
+from localcloud.lambda_runtime.output import EnvironmentOutput
 
 WORKER: Final = Path(__file__).with_name("worker_main.py")
 CONTRACT_MODULE: Final = "_localcloud_contract"
@@ -99,6 +100,11 @@ class WorkerFunction(Function):
     @property
     def warm(self) -> bool:
         return self._worker is not None and self._worker.poll() is None
+
+    def sibling(self) -> WorkerFunction:
+        return replace(
+            self, output=EnvironmentOutput(), invoking=False, invocations=0, _worker=None
+        )
 
     def _discard(self) -> None:
         if self._worker is not None:

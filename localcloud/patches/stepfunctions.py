@@ -3,7 +3,8 @@
 moto 5.2.5 differs from AWS here:
 
 * ``StartExecution`` -- with ``execute_state_machine`` (the local cloud's mode) moto
-  accepts any execution ``name``. AWS refuses a name longer than 80 characters
+  accepts any execution ``name``, and names one started without a name ``None`` (AWS
+  gives it a UUID, as the patch does). AWS refuses a name longer than 80 characters
   (``ValidationException``) and a name holding white space, ``< > { } [ ] ? * " # % \\ ^ |
   ~ ` $ & , ; : /``, a control character (U+0000-001F, U+007F-009F, U+FFFE-FFFF), a
   surrogate (U+D800-DFFF) or U+10FFFF (``InvalidName``). Source: the StartExecution API
@@ -23,6 +24,7 @@ from __future__ import annotations
 import datetime
 import re
 import time
+import uuid
 from typing import Any, Final
 
 from moto.core.responses import ActionResult
@@ -92,6 +94,10 @@ def _checked_start_execution(original: Method) -> Method:
         *args: Any,
         **kwargs: Any,
     ) -> Any:
+        if name is None:
+            # AWS names an execution started without one with a UUID; moto's interpreter
+            # would name it "None", and a second one would collide with it.
+            name = str(uuid.uuid4())
         check_execution_name(name)
         return original(self, state_machine_arn, name, *args, **kwargs)
 

@@ -27,16 +27,20 @@ unsigned AWS call      any other path is an AWS API call and needs a SigV4
                        ``Authorization`` header (``AWS4-HMAC-SHA256``, or SigV4a):
                        otherwise HTTP 403 with the error AWS gives an unsigned call
                        (:func:`unsigned_refusal`). The one exception is a presigned S3
-                       ``GET`` of an object. The AWS CLI, boto3, the SAM CLI, the AWS SDK
-                       for JavaScript and the functions all sign, so they are unaffected;
-                       a form post or a no-cors fetch cannot add the header.
+                       ``GET`` or ``HEAD`` of an object. The AWS CLI, boto3, the SAM
+                       CLI, the AWS SDK for JavaScript and the functions all sign, so
+                       they are unaffected; a form post or a no-cors fetch cannot add
+                       the header.
 the view               ``/_localcloud/`` answers ``GET`` and ``HEAD`` only (405
                        otherwise) and is never framed (``frame-ancestors 'none'``).
 =====================  =================================================================
 
 Every response leaves with ``Cross-Origin-Resource-Policy: same-origin`` and
-``X-Content-Type-Options: nosniff``, so even an allowed no-cors embed cannot read it.
-Refusals are reported once per reason and origin on the server's terminal, escaped.
+``X-Content-Type-Options: nosniff``, so even an allowed no-cors embed cannot read it, and
+every answer of the AWS APIs with ``Content-Security-Policy: sandbox``: an S3 object
+served as HTML (a ``response-content-type`` override on a forged "presigned" link: moto
+checks no signature) never runs as this origin. Refusals are reported once per kind on
+the server's terminal, escaped.
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ class Policy:
     port: int
     hosts: frozenset[str]
     origins: frozenset[str] = frozenset()
-    _reported: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
+    _reported: set[str] = field(default_factory=set, compare=False, repr=False)
 
     @classmethod
     def for_server(
@@ -163,6 +167,11 @@ class Guard:
             ]
             if cross_origin:
                 kept += _cors_headers(str(request.headers["Origin"]))
+            if not view:
+                # An AWS answer is never a page: an S3 object served with a text/html type
+                # (a response-content-type override, a presigned link opened directly)
+                # must not run as this origin.
+                kept += [("Content-Security-Policy", "sandbox; default-src 'none'")]
             if view:
                 kept += [
                     (
@@ -234,12 +243,14 @@ class Guard:
         return Response(f"{message}\n", status, mimetype="text/plain")
 
     def _note(self, reason: str, subject: str, message: str | None = None) -> None:
-        key = (reason, subject[:200])
-        if key in self.policy._reported:
+        if reason in self.policy._reported:
             return
-        self.policy._reported.add(key)
+        self.policy._reported.add(reason)
         what = message or f"unsigned AWS call refused: {subject}"
-        self.report(f"[refused] {printable(what[:400])} (said once)")
+        self.report(
+            f"[refused] {printable(what[:400])} (said once: further refusals of this kind "
+            "are not printed)"
+        )
 
     @staticmethod
     def _preflight(request: Request) -> Response:
@@ -263,12 +274,12 @@ def _cors_headers(origin: str) -> list[tuple[str, str]]:
 
 def signed(request: Request) -> bool:
     """Whether a request carries a SigV4 (or SigV4a) ``Authorization`` header, or is a
-    presigned S3 ``GET`` of an object (``X-Amz-Signature`` in the query, an ``s3``
-    credential scope, a bucket and a key)."""
+    presigned S3 ``GET`` or ``HEAD`` of an object (``X-Amz-Signature`` in the query, an
+    ``s3`` credential scope, a bucket and a key)."""
     authorization = request.headers.get("Authorization", "")
     if authorization.startswith(SIGNATURE_SCHEMES):
         return True
-    if request.method != "GET":
+    if request.method not in ("GET", "HEAD"):
         return False
     query = parse_qs(request.query_string.decode("latin-1"))
     credential = (query.get("X-Amz-Credential") or [""])[0]

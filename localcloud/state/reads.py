@@ -431,6 +431,19 @@ def table_page(
     return {"name": name, "gone": False, "count": count, "items": items, "next": following}
 
 
+HISTORY_EVENTS_SHOWN = 200
+"""Events of one execution's history the live view reads, at most."""
+TEXT_SHOWN = 1000
+"""Characters of an execution's input or output the live view sends, at most (Step
+Functions allows 256 KiB; moto does not enforce it)."""
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= TEXT_SHOWN:
+        return text
+    return f"{text[: TEXT_SHOWN - 1]}…"
+
+
 def executions(target: Target, limit: int = 20) -> dict[str, Any]:
     """The state machine's newest executions with each task event and the output."""
     arn = target.outputs["OrdersStateMachineArn"]
@@ -444,16 +457,16 @@ def executions(target: Target, limit: int = 20) -> dict[str, Any]:
     shown = []
     for summary in listed:
         described = sfn.describe_execution(executionArn=summary["executionArn"])
-        history = sfn.get_execution_history(executionArn=summary["executionArn"], maxResults=1000)[
-            "events"
-        ]
+        history = sfn.get_execution_history(
+            executionArn=summary["executionArn"], maxResults=HISTORY_EVENTS_SHOWN
+        )["events"]
         shown.append(
             {
-                "name": summary["name"],
+                "name": str(summary.get("name") or summary["executionArn"].rsplit(":", 1)[-1]),
                 "status": described["status"],
                 "started": described["startDate"].timestamp(),
-                "input": described.get("input"),
-                "output": described.get("output"),
+                "input": _cut(described.get("input")),
+                "output": _cut(described.get("output")),
                 "tasks": task_events(history),
             }
         )
