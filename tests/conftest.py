@@ -28,6 +28,7 @@ from moto import mock_aws
 from localcloud import patches
 from localcloud.cfn import template as template_module
 from localcloud.cfn.deployer import create_table, function_properties
+from localcloud.cfn.intrinsics import resolve
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 
@@ -71,7 +72,7 @@ def function_environment(
     template = default_template()
     tables = {"OrdersTable": orders_table, "AttemptsTable": attempts_table}
     variables = function_properties(template, logical_id)["Environment"]["Variables"]
-    resolved = template_module.resolve(
+    resolved = resolve(
         variables,
         where=f"{logical_id}.Environment",
         ref=lambda name: tables[name] if name in tables else template.parameters[name],
@@ -130,7 +131,7 @@ def tables(dynamodb: Any, template: template_module.Template) -> Tables:
     """OrdersTable and AttemptsTable created from template.yaml's own properties."""
     names = {}
     for logical_id in ("OrdersTable", "AttemptsTable"):
-        properties = template_module.resolve(
+        properties = resolve(
             template.resources[logical_id]["Properties"],
             where=logical_id,
             ref=lambda name: template.parameters[name],

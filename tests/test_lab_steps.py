@@ -20,7 +20,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.template import UnsupportedTemplate
+from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.project import ROOT
 from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
 from localcloud.tools import cli

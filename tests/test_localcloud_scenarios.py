@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.template import Template, UnsupportedTemplate, load
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.template import Template, load
 from localcloud.state import run_execution, task_attempts
 from localcloud.state import stored as state_stored
 from localcloud.tools import cli

@@ -34,7 +34,9 @@ from moto import mock_aws
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import Deployment, deploy, function_properties
-from localcloud.cfn.template import Template, UnsupportedTemplate, resolve
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.intrinsics import resolve
+from localcloud.cfn.template import Template
 from localcloud.project import ROOT
 from localcloud.tools.scenarios import load_event
 from order_guard.store import Decision

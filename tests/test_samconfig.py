@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.cfn.template import UnsupportedTemplate, load, samconfig_parameter_overrides
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.parameters import samconfig_parameter_overrides
+from localcloud.cfn.template import load
 from localcloud.project import ROOT
 from tests.sam_cli import deploy_parameter_overrides
 

@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
-from localcloud.cfn.template import (
-    NotCreated,
-    Template,
-    UnsupportedTemplate,
-    evaluate_conditions,
-    load,
-    resolve,
-)
+from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
+from localcloud.cfn.intrinsics import evaluate_conditions, resolve
+from localcloud.cfn.template import Template, load
 
 ROOT = Path(__file__).resolve().parent.parent
 PHYSICAL_NAME_PROPERTIES = {

@@ -66,8 +66,9 @@ from samtranslator.translator.transform import transform  # type: ignore[import-
 from localcloud.cfn import stacks as stack_module
 from localcloud.cfn import update as stack_update
 from localcloud.cfn.deployer import ClientFactory, Deployment, deploy
+from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.cfn.stacks import TRANSFORMED as _TRANSFORMED
-from localcloud.cfn.template import Template, UnsupportedTemplate, from_body, parse_body
+from localcloud.cfn.template import Template, from_body, parse_body
 from localcloud.lambda_runtime import LogSink
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"

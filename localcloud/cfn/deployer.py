@@ -33,7 +33,9 @@ import moto
 from botocore.exceptions import ClientError
 from moto.logs.responses import LogsResponse
 
-from localcloud.cfn.template import NotCreated, Template, UnsupportedTemplate, resolve
+from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
+from localcloud.cfn.intrinsics import resolve
+from localcloud.cfn.template import Template
 from localcloud.lambda_runtime import (
     Function,
     InProcessFunction,

@@ -43,7 +43,7 @@ from typing import Any
 from localcloud import faults
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import create_table, function_properties
-from localcloud.cfn.template import resolve
+from localcloud.cfn.intrinsics import resolve
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
 

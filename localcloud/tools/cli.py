@@ -26,7 +26,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.template import UnsupportedTemplate, load, samconfig_stack_name
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.parameters import samconfig_stack_name
+from localcloud.cfn.template import load
 from localcloud.lambda_runtime import log_lines
 from localcloud.text import plain, printable
 from localcloud.tools.report import dumps, live, render, render_parameters, summary
