@@ -27,8 +27,9 @@ from moto import mock_aws
 
 from localcloud import patches
 from localcloud.cfn import template as template_module
-from localcloud.cfn.deployer import create_table, function_properties
+from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
+from localcloud.cfn.resources.dynamodb_table import create_table
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from localcloud.cfn.deployer import create_table
+from localcloud.cfn.resources.dynamodb_table import create_table
 from order_guard import queue_worker
 from order_guard.config import QueueWorkerSettings
 from order_guard.errors import ConfigurationError

@@ -249,11 +249,13 @@ def test_a_table_that_holds_the_derived_name_is_never_adopted_or_deleted(
 @pytest.mark.parametrize(
     ("case", "change", "listed"),
     [
-        ("globals", lambda b: b["Globals"]["Function"].update(Timeout=20), ["F", "FJobs"]),
+        # Compared after the SAM transform, as CloudFormation compares them: the function
+        # changes; its event source mapping (FJobs: BatchSize, the queue, Ref F) does not.
+        ("globals", lambda b: b["Globals"]["Function"].update(Timeout=20), ["F"]),
         (
             "condition",
             lambda b: b["Conditions"].update(IsA={"Fn::Equals": [{"Ref": "Mode"}, "b"]}),
-            ["F", "FJobs"],
+            ["F"],
         ),
         ("queue", lambda b: b["Resources"]["Q"]["Properties"].update(DelaySeconds=5), ["Q"]),
         ("metadata", lambda b: b["Resources"]["Q"].update(Metadata={"SamResourceId": "Q"}), None),

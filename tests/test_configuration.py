@@ -16,8 +16,8 @@ import pytest
 
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.template import Template
+from localcloud.cfn.transform import local_path
 from localcloud.lambda_runtime import InProcessFunction, Invocation
-from localcloud.project import ROOT
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 from tests.conftest import Tables, function_environment, scan_orders
 
@@ -50,7 +50,7 @@ def run(
         function = InProcessFunction(
             name=logical_id,
             arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",
-            code_uri=(ROOT / properties["CodeUri"]).resolve(),
+            code_uri=local_path(properties["Code"]["S3Key"]),  # CodeUri, after the transform
             handler=properties["Handler"],
             environment=environment,
             timeout_s=int(properties["Timeout"]),

@@ -16,11 +16,8 @@ import boto3
 import pytest
 
 from localcloud.lambda_runtime import InProcessFunction
-from localcloud.sqs.mapping import (
-    MAX_PAYLOAD_BYTES,
-    SqsEventSourceMapping,
-    judge_response,
-)
+from localcloud.sqs.batches import MAX_PAYLOAD_BYTES, judge_response
+from localcloud.sqs.mapping import SqsEventSourceMapping
 
 FIXTURES = Path(__file__).parent / "fixtures" / "esm_functions"
 IDS = ["a", "b", "c"]
@@ -294,7 +291,7 @@ def test_a_batch_over_lambdas_6_mb_payload_limit_is_split_into_invocations(aws: 
 
     outcome = esm.poll_once()
 
-    events = esm.function._module.SEEN  # what the handler was invoked with
+    events = esm.function.module_globals["SEEN"]  # what the handler was invoked with
     assert [len(event["Records"]) for event in events] == [6, 4]
     assert all(len(json.dumps(event).encode()) <= MAX_PAYLOAD_BYTES for event in events)
     assert len(outcome.invocations) == 2

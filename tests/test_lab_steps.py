@@ -6,6 +6,8 @@ over the same API), against a local cloud deployed from template.yaml.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import socket
@@ -21,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.lambda_runtime import WorkerFunction, lookup
 from localcloud.project import ROOT
 from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
 from localcloud.tools import cli
@@ -128,15 +131,29 @@ def test_a_deleted_mapping_polls_no_more(cloud: LocalCloud) -> None:
 # --- 2. the control plane does what it says, or refuses --------------------------------
 
 
-def test_update_function_code_is_refused_with_what_to_do_instead(cloud: LocalCloud) -> None:
+def test_update_function_code_runs_the_uploaded_package_from_the_next_invocation(
+    cloud: LocalCloud,
+) -> None:
+    """Issue 19: a function updated through the Lambda API runs its code (it was refused:
+    "cannot run an uploaded package")."""
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("order_guard/queue_worker.py", "def lambda_handler(e, c): return {}")
-    with pytest.raises(ClientError, match="cannot run an uploaded package") as refused:
-        cloud.client("lambda").update_function_code(
-            FunctionName=cloud.outputs["QueueWorkerFunctionName"], ZipFile=archive.getvalue()
+        zipped.writestr(
+            "order_guard/queue_worker.py",
+            "def lambda_handler(event, context):\n"
+            "    print('the uploaded handler')\n"
+            "    return {'batchItemFailures': [], 'uploaded': True}\n",
         )
-    assert refused.value.response["Error"]["Code"] == "InvalidParameterValueException"
+    lam = cloud.client("lambda")
+    name = cloud.outputs["QueueWorkerFunctionName"]
+    updated = lam.update_function_code(FunctionName=name, ZipFile=archive.getvalue())
+    digest = base64.b64encode(hashlib.sha256(archive.getvalue()).digest()).decode()
+    assert updated["CodeSha256"] == digest  # AWS's: base64 of the zip's SHA-256
+
+    answer = json.loads(lam.invoke(FunctionName=name, Payload=b'{"Records": []}')["Payload"].read())
+
+    assert answer == {"batchItemFailures": [], "uploaded": True}
+    assert isinstance(lookup(name), WorkerFunction)  # its own interpreter, as on Lambda
 
 
 def test_update_function_configuration_takes_effect_in_a_new_execution_environment(

@@ -152,11 +152,11 @@ def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
     with LocalCloud() as first:
         first_module = first.deployment.function("QueueWorkerFunction")
         first_module.invoke(load_event("sqs-first-order"))
-        module_a = first_module._module
+        module_a = first_module.module_globals
     with LocalCloud() as second:
         worker = second.deployment.function("QueueWorkerFunction")
         worker.invoke(load_event("sqs-first-order"))
-        assert worker._module is not module_a
+        assert worker.module_globals is not module_a
 
 
 @pytest.mark.parametrize(

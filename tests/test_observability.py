@@ -37,6 +37,7 @@ from localcloud.cfn.deployer import Deployment, deploy, function_properties
 from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.template import Template
+from localcloud.cfn.transform import local_path
 from localcloud.project import ROOT
 from localcloud.tools.scenarios import load_event
 from order_guard.store import Decision
@@ -138,7 +139,7 @@ def handler_module(template: Template, function: str) -> Path:
     """The source file of a function's handler (``order_guard.queue_worker.lambda_handler``)."""
     properties = function_properties(template, function)
     module = str(properties["Handler"]).rsplit(".", 1)[0]
-    return ROOT / str(properties["CodeUri"]) / (module.replace(".", "/") + ".py")
+    return local_path(properties["Code"]["S3Key"]) / (module.replace(".", "/") + ".py")
 
 
 def emitted_metric_names(source: Path) -> set[str]:

@@ -1,5 +1,11 @@
-"""The local cloud: moto, the template deployed into it, the Lambda bridge and the event
-source mapping, in-process (for tests and the demo) or as a server on 127.0.0.1:5000.
+"""One local AWS account: moto with the local cloud's patches, the account's functions
+and event source mappings, the stack deployed from the template, and, in server mode,
+the server with the live view; in-process (for tests and the demo) or as a server on
+127.0.0.1:5000.
+
+Everything lives in one account, whoever made it: a resource made by the template, by
+``sam deploy`` or by a plain API call runs the same way (a function created or updated
+through the Lambda API runs its code; a mapping created through it is polled).
 
 In-process::
 
@@ -8,14 +14,15 @@ In-process::
         cloud.drain()                       # run the event source mapping until the queue is empty
 
 Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this process,
-the functions run in-process behind it, and the event source mapping polls in a thread,
-so the stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
+the functions run behind it, and every event source mapping polls in a thread, so the
+stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
+
+May import: every package below :mod:`localcloud.tools`.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,13 +37,13 @@ from localcloud.cfn import changesets
 from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
 from localcloud.cfn.template import Template, load
+from localcloud.logs import Delivery
 from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
-from localcloud.sqs.mapping import BatchOutcome, SqsEventSourceMapping, discover
+from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
 from localcloud.state import queue_empty
 from localcloud.state.history import History
-from localcloud.text import say
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -99,9 +106,6 @@ class LocalCloud:
         """Every invocation and write decision of this cloud (the live view's history)."""
         self._saved_environ: dict[str, str | None] = {}
         self._deployment: Deployment | None = None
-        self._reported: set[str] = set()  # mappings and log groups already warned about
-        self._discovery_stop = threading.Event()
-        self._discovery: threading.Thread | None = None
         self.stacks: list[Deployment] = []
         self._served_deleted = False
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
@@ -125,6 +129,7 @@ class LocalCloud:
     def start(self) -> Deployment:
         patches.install()
         self._patched = True
+        lambda_runtime.clear()  # a new account: no function of an earlier one runs
         lambda_runtime.add_listener(self.history.record)
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
@@ -135,14 +140,14 @@ class LocalCloud:
         if self.server_port is None:
             self._mock = mock_aws(config=MOTO_CONFIG)
             self._mock.start()
-            function_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
+            platform_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
             self._set_environ({"MOTO_PORT": str(self.server_port)})
             assert self.policy is not None
             # moto's backends are process-wide: a server started after another one in
             # this process starts empty, as a new emulator does (names are deterministic).
-            # In-process: the server does not serve moto's control API (localcloud.server.guard).
+            # In-process: the server does not serve moto's control API (server.guard).
             moto_api_backend.reset()
             moto_api_backend.set_config(dict(MOTO_CONFIG))
             self._server = LocalServer(
@@ -153,15 +158,17 @@ class LocalCloud:
             )
             self._server.start()
             assert self.endpoint_url is not None
-            function_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
+            platform_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
+        lambda_runtime.set_platform(
+            lambda_runtime.Platform(platform_environment, Delivery(self.client))
+        )
+        mappings.serve(mappings.Account(self.client, self.region))
         self._deployment = deploy(
             self.template,
             self.client,
             stack_name=self.stack_name,
             region=self.region,
-            function_environment=function_environment,
             visibility_timeout=self.visibility_timeout,
-            log_sink=self._deliver_logs,
         )
         stack.register(self._deployment, self.client)
         if self.server_port is not None:
@@ -169,8 +176,6 @@ class LocalCloud:
                 changesets.Host(
                     client=self.client,
                     region=self.region,
-                    function_environment=function_environment,
-                    log_sink=self._deliver_logs,
                     adopt=self._adopt,
                     served=self._served,
                     forget=self._forget,
@@ -180,17 +185,15 @@ class LocalCloud:
         return self._deployment
 
     def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
-        """A change set deployed a stack, or updated ``previous``: poll its mappings
-        (server mode). An update of the server's own stack makes it :attr:`deployment`."""
+        """A change set deployed a stack, or updated ``previous`` (its mappings are polled
+        as every mapping of the account is). An update of the server's own stack makes it
+        :attr:`deployment`."""
         if previous is not None and previous is self._deployment:
             self._deployment = deployment
         else:
             if previous in self.stacks:
                 self.stacks.remove(previous)
             self.stacks.append(deployment)
-        if self._discovery is not None:
-            for source in deployment.event_sources:
-                source.start(idle_wait_seconds=0.2)
 
     def _served(self, stack_name: str) -> Deployment | None:
         """The server's own deployment, by its stack name, unless its stack was deleted."""
@@ -207,20 +210,9 @@ class LocalCloud:
 
     def stop(self) -> None:
         lambda_runtime.remove_listener(self.history.record)
-        self._discovery_stop.set()
-        if self._discovery is not None:
-            self._discovery.join(timeout=10)
-            self._discovery = None
         changesets.serve(None)
-        for deployment in [self._deployment, *self.stacks]:
-            if deployment is None:
-                continue
-            for source in deployment.event_sources:
-                source.stop()
-            for function in deployment.functions.values():
-                close = getattr(function, "close", None)
-                if close is not None:
-                    close()
+        mappings.serve(None)  # every poller stops
+        lambda_runtime.clear()  # every execution environment goes, worker processes too
         self.stacks.clear()
         if self._server is not None:
             self._server.stop()
@@ -291,82 +283,16 @@ class LocalCloud:
         """The scenarios' hook: run the event source mapping until the queue is empty."""
         self.drain(timeout_s=timeout_s)
 
-    def _deliver_logs(self, group: str, stream: str, events: list[tuple[int, str]]) -> None:
-        """Put an invocation's lines in its log group. A log group that is gone loses the
-        lines, as on AWS when the function's role may not create it again (these roles
-        grant only logs:CreateLogStream and logs:PutLogEvents); it never fails the
-        invocation. Said once per group."""
-        if not events:
-            return
-        logs = self.client("logs")
-        try:
-            existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
-                "logStreams"
-            ]
-            if not any(s["logStreamName"] == stream for s in existing):
-                logs.create_log_stream(logGroupName=group, logStreamName=stream)
-            logs.put_log_events(
-                logGroupName=group,
-                logStreamName=stream,
-                logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
-            )
-        except logs.exceptions.ResourceNotFoundException:
-            if group not in self._reported:
-                self._reported.add(group)
-                say(
-                    f"[logs] log group {group} does not exist: this function's log lines are "
-                    "lost until it is created again (as on AWS)"
-                )
-            return
-        self._reported.discard(group)
-
-    # --- event source mappings ------------------------------------------------------------
-
-    def discover_mappings(self) -> list[SqsEventSourceMapping]:
-        """Pick up mappings created through the Lambda API since the last look."""
-        known = {
-            source.uuid
-            for deployment in [self.deployment, *self.stacks]
-            for source in deployment.event_sources
-            if source.uuid
-        }
-        found = discover(
-            self.client("lambda"),
-            self.client("sqs"),
-            self.region,
-            known,
-            reported=self._reported,
-        )
-        self.deployment.event_sources.extend(found)
-        return found
+    # --- event source mappings ----------------------------------------------------------
 
     def start_event_sources(self, idle_wait_seconds: float = 0.2) -> None:
-        """Server mode: poll every mapping in the background, and look for new ones
-        created through the Lambda API every second."""
-        for source in self.deployment.event_sources:
-            source.start(idle_wait_seconds=idle_wait_seconds)
-        self._discovery_stop.clear()
-
-        def look() -> None:
-            while not self._discovery_stop.wait(1.0):
-                try:
-                    with changesets.LOCK:  # not a mapping a change set is still creating
-                        found = self.discover_mappings()
-                    for source in found:
-                        source.start(idle_wait_seconds=idle_wait_seconds)
-                except Exception as exc:  # noqa: BLE001 - keep serving; said once
-                    if "discovery" not in self._reported:
-                        self._reported.add("discovery")
-                        say(f"[event source mapping] listing mappings failed: {exc!r}")
-
-        self._discovery = threading.Thread(target=look, name="esm-discovery", daemon=True)
-        self._discovery.start()
-
-    # --- the event source mapping, driven synchronously --------------------------------
+        """Server mode: poll every mapping of the account in the background, those made
+        from now on too."""
+        mappings.start(idle_wait_seconds)
 
     def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
-        """Run every enabled event source mapping until its queue holds nothing, visible
-        or in flight.
+        """Run every enabled event source mapping of the account until its queue holds
+        nothing, visible or in flight.
 
         Messages left for redelivery come back after the visibility timeout and are
         polled again, until they are acknowledged or redriven to the dead-letter queue.
@@ -374,16 +300,15 @@ class LocalCloud:
         Raises:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
-        self.discover_mappings()
         outcomes: list[BatchOutcome] = []
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            polled = [source.poll_once() for source in self.deployment.event_sources]
+            polled = [source.poll_once() for source in mappings.pollers()]
             busy = [outcome for outcome in polled if outcome.invocation is not None]
             outcomes.extend(busy)
             if busy:
                 continue
-            active = [s for s in self.deployment.event_sources if s.enabled and not s.deleted]
+            active = [s for s in mappings.pollers() if s.enabled and not s.deleted]
             if all(queue_empty(self, source.queue_url) for source in active):
                 return outcomes
             time.sleep(idle_sleep_s)

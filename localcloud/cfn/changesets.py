@@ -41,7 +41,6 @@ rolled back); SAM CLI's waiters see the final status on their first look.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -61,17 +60,14 @@ from moto.cloudformation.utils import (
     generate_stack_id,
     validate_create_change_set,
 )
-from samtranslator.translator.transform import transform  # type: ignore[import-untyped]
 
 from localcloud.cfn import stacks as stack_module
 from localcloud.cfn import update as stack_update
-from localcloud.cfn.deployer import ClientFactory, Deployment, deploy
+from localcloud.cfn.deployer import ClientFactory, Deployment, deploy, prepare
 from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.stacks import TRANSFORMED as _TRANSFORMED
 from localcloud.cfn.template import Template, from_body, parse_body
-from localcloud.lambda_runtime import LogSink
+from localcloud.cfn.transform import declares_transform
 
-SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 NO_CHANGES = (
     "The submitted information didn't contain changes. Submit different information to "
     "create a change set."
@@ -88,8 +84,6 @@ class Host:
 
     client: ClientFactory
     region: str
-    function_environment: Mapping[str, str]
-    log_sink: LogSink | None
     adopt: Callable[[Deployment, Deployment | None], None]
     """Called with every deployment a change set made and the one it replaced, if any
     (start its pollers)."""
@@ -164,10 +158,17 @@ class LocalChangeSet(ChangeSet):
     executing it runs the local deployer."""
 
     def __init__(
-        self, *, planned: list[Change], template_obj: Template | None, **kwargs: Any
+        self,
+        *,
+        planned: list[Change],
+        template_obj: Template | None,
+        deployed: Template | None,
+        **kwargs: Any,
     ) -> None:
         self._planned = planned
         self.template_obj = template_obj
+        self.deployed = deployed
+        """The template as the deployer creates it (after the SAM transform)."""
         super().__init__(**kwargs)
 
     def diff(self) -> list[Change]:
@@ -184,45 +185,35 @@ def is_application(template: str) -> bool:
         body = parse_body(template)
     except UnsupportedTemplate:
         return False
-    transforms = body.get("Transform", [])
-    transforms = [transforms] if isinstance(transforms, str) else list(transforms)
     resources = body.get("Resources", {})
-    return SAM_TRANSFORM in transforms and any(
+    return declares_transform(body) and any(
         str(r.get("Type", "")).startswith("AWS::Serverless::")
         for r in resources.values()
         if isinstance(r, Mapping)
     )
 
 
-class _NoManagedPolicies:
-    """samtranslator's managed-policy loader: this template names no managed policies."""
+def plan(
+    template_text: str, parameters: Mapping[str, str], host: Host
+) -> tuple[Template, Template, list[Change]]:
+    """Parse and check an application template, apply the SAM transform, and list the
+    resources CloudFormation would add, as the transform names them
+    (``QueueWorkerFunctionJobs`` …).
 
-    def load(self) -> dict[str, str]:
-        return {}
-
-
-def plan(template_text: str, parameters: Mapping[str, str]) -> tuple[Template, list[Change]]:
-    """Parse and check an application template and list the resources CloudFormation
-    would add, as the SAM transform names them (``QueueWorkerFunctionJobs`` …).
+    Returns:
+        The template as written, as deployed (transformed), and the changes.
 
     Raises:
         UnsupportedTemplate: the template, a parameter or the transform is refused; the
             message is the change set's status reason.
     """
     template = from_body(parse_body(template_text), dict(parameters))
-    body = json.loads(json.dumps(template.body))
-    try:
-        transformed = transform(body, dict(template.parameters), _NoManagedPolicies())
-    except Exception as exc:  # noqa: BLE001 - samtranslator raises many classes
-        raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", f"failed with: {exc}") from exc
-    kept = set(template.resources)
-    declared = set(template.declared_resources)
+    deployed, _ = prepare(template, host.client, host.region)
     changes = [
         Change("Add", logical_id, str(resource.get("Type")))
-        for logical_id, resource in transformed.get("Resources", {}).items()
-        if logical_id in kept or logical_id not in declared
+        for logical_id, resource in deployed.resources.items()
     ]
-    return template, changes
+    return template, deployed, changes
 
 
 def create(
@@ -278,6 +269,7 @@ def create(
         stack._add_stack_event("REVIEW_IN_PROGRESS", resource_status_reason="User Initiated")
     reason: str | None = None
     template_obj: Template | None = None
+    deployed: Template | None = None
     changes: list[Change] = []
     if change_set_type == "UPDATE" and (
         not isinstance(stack, LocalStack) or stack.deployment is None
@@ -285,7 +277,7 @@ def create(
         reason = f"Stack [{stack_name}] was not created by a change set of the local cloud"
     else:
         try:
-            template_obj, changes = plan(template, parameters)
+            template_obj, deployed, changes = plan(template, parameters, host)
         except UnsupportedTemplate as exc:
             reason = str(exc)
     if reason is None and change_set_type == "UPDATE":
@@ -296,7 +288,8 @@ def create(
         if stack.template == template and stack.template_obj.parameters == template_obj.parameters:
             reason = NO_CHANGES
         else:
-            changes = _update_changes(stack.deployment, template_obj, changes)
+            assert deployed is not None
+            changes = _update_changes(stack.deployment, deployed)
             if (
                 not changes
                 and stack.template_obj.outputs == template_obj.outputs
@@ -306,6 +299,7 @@ def create(
     change_set = LocalChangeSet(
         planned=changes,
         template_obj=template_obj,
+        deployed=deployed,
         change_set_type=change_set_type,
         change_set_id=generate_changeset_id(change_set_name, self.region_name, self.account_id),
         change_set_name=change_set_name,
@@ -348,52 +342,37 @@ def as_local(self: CloudFormationBackend, stack: Stack, host: Host) -> Stack:
     local.events = stack.events
     local.status = stack.status
     local.deployment = served
-    local.template_obj = served.template
+    local.template_obj = served.written
     self.stacks[stack.stack_id] = local
     return local
 
 
-def _update_changes(
-    previous: Deployment, template: Template, planned: list[Change]
-) -> list[Change]:
-    """An update's changes as CloudFormation lists them: ``Add`` for a new resource,
+def _update_changes(previous: Deployment, deployed: Template) -> list[Change]:
+    """An update's changes as CloudFormation lists them, resource by resource of the
+    templates as deployed (after the transform, so ``Globals`` and the resources SAM
+    generates are compared as CloudFormation compares them): ``Add`` for a new resource,
     ``Modify`` for one whose definition or whose parameters (directly or through a
-    condition) changed, ``Remove`` for one the template no longer has; an unchanged
-    resource is not listed. A resource the SAM transform generates
-    (``QueueWorkerFunctionJobs``) changes with the resource that declares it."""
-    existing = {r.logical_resource_id: r for r in stack_module.resources_of(previous)}
-    generated = {  # a function's event: its event source mapping, <function><event>
-        f"{function_id}{event_id}": function_id
-        for function_id, resource in template.resources.items()
-        if resource.get("Type") == "AWS::Serverless::Function"
-        for event_id in resource.get("Properties", {}).get("Events", {}) or {}
-    }
+    condition) changed, ``Remove`` for one the template no longer has."""
     changes: list[Change] = []
-    for change in planned:
-        logical_id = change.logical_resource_id
-        if logical_id not in existing:
-            changes.append(change)
-            continue
-        owner = generated.get(logical_id) or max(
-            (d for d in template.resources if logical_id.startswith(d)), key=len, default=None
-        )
-        if owner is None or _changed(previous.template, template, owner):
-            changes.append(Change("Modify", logical_id, change.resource_type))
-    wanted = {c.logical_resource_id for c in planned}
+    for logical_id, resource in deployed.resources.items():
+        kind = str(resource.get("Type"))
+        if logical_id not in previous.refs:
+            changes.append(Change("Add", logical_id, kind))
+        elif _changed(previous.template, deployed, logical_id):
+            changes.append(Change("Modify", logical_id, kind))
     changes += [
-        Change("Remove", logical_id, r.cf_resource_type)
-        for logical_id, r in existing.items()
-        if logical_id not in wanted
+        Change("Remove", logical_id, str(previous.template.resources[logical_id]["Type"]))
+        for logical_id in previous.refs
+        if logical_id not in deployed.resources and logical_id in previous.template.resources
     ]
     return changes
 
 
 def _changed(old: Template, new: Template, logical_id: str) -> bool:
-    """Whether ``logical_id``'s definition, or anything it depends on, differs: the SAM
-    ``Globals`` (for an ``AWS::Serverless::*`` resource), a parameter it names directly,
-    through ``Globals`` or through a condition, or the definition of a condition it uses.
-    ``Metadata`` is left out: CloudFormation updates no resource for it alone (``sam
-    build`` adds ``SamResourceId`` to every resource)."""
+    """Whether ``logical_id``'s definition, or anything it depends on, differs: a
+    parameter it names directly or through a condition, or the definition of a condition
+    it uses. ``Metadata`` is left out: CloudFormation updates no resource for it alone
+    (``sam build`` adds ``SamResourceId`` to every resource)."""
 
     def definition(template: Template) -> dict[str, Any]:
         resource = template.resources.get(logical_id, {})
@@ -402,12 +381,7 @@ def _changed(old: Template, new: Template, logical_id: str) -> bool:
     after = definition(new)
     if definition(old) != after:
         return True
-    used: list[Any] = [after]
-    if str(after.get("Type", "")).startswith("AWS::Serverless::"):
-        if old.body.get("Globals") != new.body.get("Globals"):
-            return True
-        used.append(new.body.get("Globals"))
-    parameters, conditions = _references(used, new)
+    parameters, conditions = _references([after], new)
     old_conditions = old.body.get("Conditions", {})
     new_conditions = new.body.get("Conditions", {})
     return any(old.parameters.get(name) != new.parameters.get(name) for name in parameters) or any(
@@ -510,9 +484,7 @@ def execute(self: CloudFormationBackend, host: Host, change_set: LocalChangeSet)
                     host.client,
                     stack_name=stack.name,
                     region=host.region,
-                    function_environment=host.function_environment,
                     visibility_timeout=host.visibility_timeout,
-                    log_sink=host.log_sink,
                     reserved_names=frozenset(host.retained_names),
                     on_failure=partial.append,
                 )
@@ -521,8 +493,6 @@ def execute(self: CloudFormationBackend, host: Host, change_set: LocalChangeSet)
                     previous,
                     change_set.template_obj,
                     host.client,
-                    function_environment=host.function_environment,
-                    log_sink=host.log_sink,
                 )
         except Exception as exc:  # noqa: BLE001 - every failure is a stack status, as on AWS
             if previous is None:
@@ -560,7 +530,7 @@ def _resource_events(stack: Stack, deployment: Deployment, *statuses: str) -> No
 
 
 def _removed_event(stack: Stack, gone: stack_update.Removed) -> None:
-    kind = _TRANSFORMED.get(gone.resource_type, gone.resource_type)
+    kind = gone.resource_type
     if gone.retained:
         _event(stack, gone.logical_id, gone.physical_id, kind, "DELETE_SKIPPED")
         return
@@ -576,19 +546,15 @@ def _failed_resource(
     change_set: LocalChangeSet, exc: Exception, failed_at: str | None
 ) -> tuple[str, str, str]:
     """The resource a deployer error names (or, for an error that names none, such as an
-    API error, the one being created, ``failed_at``), as the transformed stack lists it,
-    and the reason: ``(logical id, type, reason)``. A function's event
-    (``QueueWorkerFunction.Events.Jobs…``) is its event source mapping,
-    ``QueueWorkerFunctionJobs``."""
+    API error, the one being created, ``failed_at``), as the deployed stack lists it (a
+    function's event is its event source mapping, ``QueueWorkerFunctionJobs``), and the
+    reason: ``(logical id, type, reason)``."""
     where = getattr(exc, "where", "") or failed_at or ""
-    parts = where.split(".")
-    logical_id = parts[0] if where else change_set.stack_name
+    logical_id = where.split(".")[0] if where else change_set.stack_name
     reason = str(exc) if isinstance(exc, UnsupportedTemplate) else f"{type(exc).__name__}: {exc}"
-    declared = change_set.template_obj.declared_resources if change_set.template_obj else {}
+    declared = change_set.deployed.declared_resources if change_set.deployed else {}
     kind = str(declared.get(logical_id, {}).get("Type", "AWS::CloudFormation::Stack"))
-    if kind == "AWS::Serverless::Function" and len(parts) > 2 and parts[1] == "Events":
-        return f"{logical_id}{parts[2]}", "AWS::Lambda::EventSourceMapping", reason
-    return logical_id, _TRANSFORMED.get(kind, kind), reason
+    return logical_id, kind, reason
 
 
 def _update_failed(

@@ -20,11 +20,6 @@ from typing import Any
 
 from localcloud.cfn.deployer import Deployment
 
-TRANSFORMED = {
-    "AWS::Serverless::Function": "AWS::Lambda::Function",
-    "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
-}
-
 
 @dataclass(frozen=True)
 class StackResource:
@@ -39,28 +34,12 @@ _RESOURCES: dict[str, list[StackResource]] = {}  # by stack name and by stack id
 
 
 def resources_of(deployment: Deployment) -> list[StackResource]:
-    """Every resource of the deployment, as the transformed stack lists it."""
-    listed: list[StackResource] = []
-    for logical_id, resource in deployment.template.resources.items():
-        if logical_id not in deployment.refs:
-            continue
-        kind = str(resource["Type"])
-        listed.append(
-            StackResource(logical_id, str(deployment.refs[logical_id]), TRANSFORMED.get(kind, kind))
-        )
-        if kind == "AWS::Serverless::Function":
-            function = deployment.functions[logical_id]
-            events = resource.get("Properties", {}).get("Events", {})
-            sources = [s for s in deployment.event_sources if s.function is function]
-            for event_id, source in zip(events, sources, strict=False):
-                listed.append(
-                    StackResource(
-                        f"{logical_id}{event_id}",
-                        source.uuid or "",
-                        "AWS::Lambda::EventSourceMapping",
-                    )
-                )
-    return listed
+    """Every resource of the deployment, as the deployed (transformed) stack lists it."""
+    return [
+        StackResource(logical_id, str(deployment.refs[logical_id]), str(resource["Type"]))
+        for logical_id, resource in deployment.template.resources.items()
+        if logical_id in deployment.refs
+    ]
 
 
 def register(deployment: Deployment, client: Callable[[str], Any]) -> None:

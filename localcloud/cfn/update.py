@@ -24,9 +24,7 @@ has its old name: the Outputs do not change. A retained resource's name is reser
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from localcloud.cfn.deployer import (
     ClientFactory,
@@ -34,19 +32,14 @@ from localcloud.cfn.deployer import (
     check_supported,
     creation_order,
     deploy,
+    prepare,
 )
+from localcloud.cfn.resources import PROVIDERS, provider
 from localcloud.cfn.template import Template
-from localcloud.lambda_runtime import LogSink
 
-KEPT_TYPES = frozenset(
-    {
-        "AWS::SQS::Queue",
-        "AWS::DynamoDB::Table",
-        "AWS::Logs::LogGroup",
-        "AWS::KMS::Key",
-        "AWS::SNS::Topic",
-    }
-)
+KEPT_TYPES = frozenset(kind for kind, found in PROVIDERS.items() if found.KEPT)
+"""The types an update keeps in place (queues, tables, log groups, keys, topics: they
+hold data, or names others hold on to): each provider says so."""
 RETAINED = frozenset({"Retain", "RetainExceptOnCreate"})
 """The ``DeletionPolicy`` values that keep a resource when its stack is deleted or an
 update removes it."""
@@ -70,7 +63,8 @@ class Removed:
 
 
 def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
-    """The logical ids an update keeps: same id, same type, a type in :data:`KEPT_TYPES`."""
+    """The logical ids an update keeps: same id, same type, a type in :data:`KEPT_TYPES`
+    (``template``: as deployed, after the transform)."""
     old = previous.template.resources
     return frozenset(
         logical_id
@@ -99,9 +93,6 @@ def update(
     previous: Deployment,
     template: Template,
     client: ClientFactory,
-    *,
-    function_environment: Mapping[str, str],
-    log_sink: LogSink | None,
 ) -> tuple[Deployment, list[Removed]]:
     """Bring ``previous`` to ``template``, as CloudFormation updates a stack: delete what is
     replaced (in reverse creation order), create the rest and carry the kept resources
@@ -124,8 +115,9 @@ def update(
         Exception: a failure of the rollback itself, unchanged (the stack is left as the
             failure found it: CloudFormation's ``UPDATE_ROLLBACK_FAILED``).
     """
-    check_supported(template)
-    kept = kept_resources(previous, template)
+    deployed, _ = prepare(template, client, previous.region)
+    check_supported(deployed)
+    kept = kept_resources(previous, deployed)
     # Removed from the template and holding data, or retained: left in place until the
     # update succeeded (the cleanup phase), so a rollback finds them as they were.
     later: list[str] = []
@@ -133,7 +125,7 @@ def update(
         if logical_id in kept or logical_id not in previous.refs:
             continue
         resource = previous.template.resources[logical_id]
-        still = template.resources.get(logical_id, {}).get("Type") == resource.get("Type")
+        still = deployed.resources.get(logical_id, {}).get("Type") == resource.get("Type")
         if not still and (
             resource.get("Type") in KEPT_TYPES or resource.get("DeletionPolicy") in RETAINED
         ):
@@ -147,9 +139,7 @@ def update(
             client,
             stack_name=previous.stack_name,
             region=previous.region,
-            function_environment=function_environment,
             visibility_timeout=previous.visibility_timeout,
-            log_sink=log_sink,
             previous=previous,
             kept=kept,
             reserved_names=previous.reserved_names,
@@ -160,13 +150,11 @@ def update(
         for made in partial:
             kept_by_policy |= _delete_created(made, previous, kept, client)
         restored = deploy(
-            previous.template,
+            previous.written,
             client,
             stack_name=previous.stack_name,
             region=previous.region,
-            function_environment=function_environment,
             visibility_timeout=previous.visibility_timeout,
-            log_sink=log_sink,
             previous=previous,
             kept=kept | frozenset(later),
             reserved_names=previous.reserved_names | kept_by_policy,
@@ -176,7 +164,7 @@ def update(
     removed: list[Removed] = []
     for logical_id in reversed(creation_order(previous.template)):
         resource = previous.template.resources[logical_id]
-        gone = template.resources.get(logical_id, {}).get("Type") != resource.get("Type")
+        gone = deployed.resources.get(logical_id, {}).get("Type") != resource.get("Type")
         if not gone or logical_id not in previous.refs or logical_id in kept:
             continue
         retained = resource.get("DeletionPolicy") in RETAINED
@@ -211,8 +199,6 @@ def _delete_created(
             stayed.add(str(made.refs[logical_id]))
             continue
         delete_resource(made, logical_id, client)
-    for source in made.event_sources:
-        source.stop()
     return frozenset(stayed)
 
 
@@ -242,71 +228,10 @@ def delete(
         removed.append(
             Removed(logical_id, str(resource["Type"]), str(deployment.refs[logical_id]), retained)
         )
-    for source in deployment.event_sources:  # mappings made through the Lambda API too
-        source.stop()
     return removed
 
 
 def delete_resource(deployment: Deployment, logical_id: str, client: ClientFactory) -> None:
-    """Delete one resource of ``deployment`` with the API call its type needs."""
+    """Delete one resource of ``deployment`` as its provider deletes it."""
     kind = str(deployment.template.resources[logical_id]["Type"])
-    _DELETERS[kind](deployment, logical_id, deployment.refs[logical_id], client)
-
-
-def _function(deployment: Deployment, logical_id: str, name: str, client: ClientFactory) -> None:
-    function = deployment.functions[logical_id]
-    lambda_client = client("lambda")
-    for source in [s for s in deployment.event_sources if s.function is function]:
-        source.stop()
-        source.deleted = True
-        if source.uuid:
-            lambda_client.delete_event_source_mapping(UUID=source.uuid)
-        deployment.event_sources.remove(source)
-    lambda_client.delete_function(FunctionName=name)
-    close = getattr(function, "close", None)
-    if close is not None:
-        close()  # the worker process stops, the extracted package goes
-
-
-def _role(deployment: Deployment, logical_id: str, name: str, client: ClientFactory) -> None:
-    iam = client("iam")
-    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
-        iam.delete_role_policy(RoleName=name, PolicyName=policy)
-    iam.delete_role(RoleName=name)
-
-
-def _query_definition(
-    deployment: Deployment, logical_id: str, ref: str, client: ClientFactory
-) -> None:
-    if deployment.query_definitions[logical_id].created:
-        client("logs").delete_query_definition(queryDefinitionId=ref)
-
-
-def _call(service: str, operation: str, key: str, *, listed: bool = False) -> Callable[..., None]:
-    def delete(deployment: Deployment, logical_id: str, ref: str, client: ClientFactory) -> None:
-        value: Any = [ref] if listed else ref
-        getattr(client(service), operation)(**{key: value})
-
-    return delete
-
-
-_DELETERS: dict[str, Callable[[Deployment, str, Any, ClientFactory], None]] = {
-    "AWS::SQS::Queue": _call("sqs", "delete_queue", "QueueUrl"),
-    "AWS::DynamoDB::Table": _call("dynamodb", "delete_table", "TableName"),
-    "AWS::Logs::LogGroup": _call("logs", "delete_log_group", "logGroupName"),
-    "AWS::IAM::Role": _role,
-    "AWS::Serverless::Function": _function,
-    "AWS::Serverless::StateMachine": _call(
-        "stepfunctions", "delete_state_machine", "stateMachineArn"
-    ),
-    "AWS::CloudWatch::Alarm": _call("cloudwatch", "delete_alarms", "AlarmNames", listed=True),
-    "AWS::CloudWatch::Dashboard": _call(
-        "cloudwatch", "delete_dashboards", "DashboardNames", listed=True
-    ),
-    "AWS::SNS::Topic": _call("sns", "delete_topic", "TopicArn"),
-    "AWS::SNS::Subscription": _call("sns", "unsubscribe", "SubscriptionArn"),
-    "AWS::KMS::Key": lambda _d, _l, key_id, client: client("kms").schedule_key_deletion(
-        KeyId=key_id, PendingWindowInDays=7
-    ),
-    "AWS::Logs::QueryDefinition": _query_definition,
-}
+    provider(kind, logical_id).delete(deployment, logical_id)

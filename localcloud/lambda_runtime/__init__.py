@@ -22,20 +22,32 @@ from localcloud.lambda_runtime.functions import (
 )
 from localcloud.lambda_runtime.inprocess import InProcessFunction
 from localcloud.lambda_runtime.output import invoking as invoking_function
+from localcloud.lambda_runtime.packages import extract, source_package
 from localcloud.lambda_runtime.registry import (
+    Platform,
     add_listener,
+    clear,
     invoke_through_api,
     lookup,
+    platform,
     register,
     registered,
     remove_listener,
+    runnable,
     set_invoke_wrapper,
+    set_platform,
     unregister,
 )
-from localcloud.lambda_runtime.worker import WorkerFunction, extract, runtime_dir
+from localcloud.lambda_runtime.worker import WorkerFunction, runtime_dir
 
 __all__ = [
     "Function",
+    "Platform",
+    "clear",
+    "platform",
+    "runnable",
+    "set_platform",
+    "source_package",
     "InProcessFunction",
     "Invocation",
     "InvocationListener",

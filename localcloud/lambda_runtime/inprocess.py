@@ -25,6 +25,8 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any
 
 from localcloud.lambda_runtime import contract, powertools
 from localcloud.lambda_runtime.environment import applied
@@ -37,11 +39,18 @@ class InProcessFunction(Function):
     """A function whose handler runs in this process (see the module docstring)."""
 
     _handler: contract.Handler | None = field(default=None, repr=False)
+    _module: ModuleType | None = field(default=None, repr=False)
     _cold_start_flags: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @property
     def warm(self) -> bool:
         return self._handler is not None
+
+    @property
+    def module_globals(self) -> dict[str, Any]:
+        """The handler module's namespace in this execution environment (empty when
+        cold): module-scope state, as the tests read it."""
+        return vars(self._module) if self._module is not None and self.warm else {}
 
     def sibling(self) -> InProcessFunction:
         return replace(
@@ -50,11 +59,13 @@ class InProcessFunction(Function):
             invoking=False,
             invocations=0,
             _handler=None,
+            _module=None,
             _cold_start_flags={},
         )
 
     def _discard(self) -> None:
         self._handler = None
+        self._module = None
         self._cold_start_flags.clear()
 
     def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
@@ -113,7 +124,9 @@ class InProcessFunction(Function):
         module_name = self.handler.rpartition(".")[0].replace("/", ".")
         previous = sys.modules.pop(module_name, None) if module_name else None
         try:
-            return contract.load_handler(self.handler)
+            handler = contract.load_handler(self.handler)
+            self._module = sys.modules.get(module_name)
+            return handler
         finally:
             if module_name:
                 sys.modules.pop(module_name, None)

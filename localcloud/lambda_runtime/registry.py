@@ -10,13 +10,81 @@ view's history).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from localcloud.lambda_runtime.functions import LISTENERS, Function, Invocation, InvocationListener
+from localcloud.lambda_runtime.functions import (
+    LISTENERS,
+    Function,
+    Invocation,
+    InvocationListener,
+    LogSink,
+)
+from localcloud.lambda_runtime.inprocess import InProcessFunction
+from localcloud.lambda_runtime.packages import extract, source_of
+from localcloud.lambda_runtime.worker import WorkerFunction
 
 _FUNCTIONS: dict[str, Function] = {}
 _LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What the account adds to every function it runs: variables (its credentials and, in
+    server mode, its endpoint) and where log lines go (CloudWatch Logs)."""
+
+    environment: Mapping[str, str] = field(default_factory=dict)
+    log_sink: LogSink | None = None
+
+
+_PLATFORM = Platform()
+
+
+def set_platform(platform: Platform) -> None:
+    """Set what the account adds to the functions registered from now on."""
+    global _PLATFORM
+    _PLATFORM = platform
+
+
+def platform() -> Platform:
+    return _PLATFORM
+
+
+def runnable(
+    *,
+    name: str,
+    arn: str,
+    package: bytes,
+    handler: str,
+    environment: Mapping[str, str],
+    timeout_s: int,
+    memory_mb: int,
+    log_group: str,
+    region: str,
+) -> Function:
+    """The function a deployment package describes, with the platform's additions: in
+    process from source for a source package (:mod:`~localcloud.lambda_runtime.
+    packages`), in a worker process from the extracted zip otherwise.
+
+    Raises:
+        zipfile.BadZipFile: ``package`` is not a zip archive.
+    """
+    source = source_of(package)
+    kind: type[Function] = InProcessFunction if source is not None else WorkerFunction
+    return kind(
+        name=name,
+        arn=arn,
+        code_uri=source if source is not None else extract(package, name),
+        handler=handler,
+        environment={**environment, **_PLATFORM.environment},
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        log_group=log_group,
+        region=region,
+        log_sink=_PLATFORM.log_sink,
+    )
+
 
 InvokeWrapper = Callable[[Function, Any, Callable[[], Invocation]], Invocation]
 """(function, event, run the invocation) → the invocation the invoke API answers with."""
@@ -24,16 +92,30 @@ _INVOKE_WRAPPER: InvokeWrapper | None = None
 
 
 def register(function: Function) -> None:
-    """Make ``function`` the one its name and ARN stand for (replacing an earlier one)."""
+    """Make ``function`` the one its name and ARN stand for; an earlier one of that name
+    is closed (its execution environment goes)."""
     with _LOCK:
+        earlier = _FUNCTIONS.get(function.name)
         _FUNCTIONS[function.name] = function
+    if earlier is not None and earlier is not function:
+        earlier.close()
 
 
-def unregister(function: Function) -> None:
-    """Forget ``function`` (deleted), unless another has taken its name since."""
+def unregister(name: str) -> None:
+    """The function of that name is deleted: forgotten and closed."""
     with _LOCK:
-        if _FUNCTIONS.get(function.name) is function:
-            del _FUNCTIONS[function.name]
+        function = _FUNCTIONS.pop(name, None)
+    if function is not None:
+        function.close()
+
+
+def clear() -> None:
+    """Forget and close every function (a new account)."""
+    with _LOCK:
+        functions = list(_FUNCTIONS.values())
+        _FUNCTIONS.clear()
+    for function in functions:
+        function.close()
 
 
 def lookup(name_or_arn: str) -> Function:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import importlib
-import io
 import json
 import os
 import select
@@ -33,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -77,18 +75,6 @@ def runtime_dir() -> Path:
             (directory / f"{CONTRACT_MODULE}.py").symlink_to(Path(contract.__file__))
             _RUNTIME_DIR = directory
     return _RUNTIME_DIR
-
-
-def extract(archive: bytes, prefix: str) -> Path:
-    """Unzip a deployment package into a new folder (the task root).
-
-    Raises:
-        zipfile.BadZipFile: not a zip archive.
-    """
-    root = Path(tempfile.mkdtemp(prefix=f"localcloud-{prefix}-"))
-    with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-        zipped.extractall(root)
-    return root
 
 
 @dataclass(eq=False)

@@ -6,20 +6,27 @@
   runtime's error header (``X-Amz-Function-Error: Unhandled``) so retriers and catchers
   match by name, and ``LogType=Tail``'s last 4 KB of log. Nothing else in moto offers a
   hook for it.
-- ``LambdaBackend.update_function_configuration`` and ``update_function_code``: moto
-  records them; the local cloud applies them, or refuses what it cannot honour by name.
+- ``LambdaBackend.create_function``, ``update_function_code`` and ``delete_function``:
+  every function of the account runs its code, whoever made it (a template, ``sam
+  deploy``, ``aws lambda create-function``): the package moto stores is run in a worker
+  process (or in-process, for a from-source deploy's package), a new package in a new
+  execution environment, and a deleted function's environment goes.
+- ``LambdaBackend.update_function_configuration``: moto records it; the local cloud
+  applies it, or refuses what it cannot honour by name.
 - ``LambdaFunction.get_configuration``: ``LoggingConfig.LogGroup``, which ``sam logs -n``
   reads and moto does not keep.
-- ``LambdaBackend.create_event_source_mapping`` and ``update_event_source_mapping``: a
-  batch size over 10 needs a batching window, as on AWS, and moto's own SQS trigger (one
-  record per call, partial batch responses ignored) never runs: the local cloud polls
-  (:mod:`localcloud.sqs`).
+- ``LambdaBackend.create_event_source_mapping``, ``update_event_source_mapping`` and
+  ``delete_event_source_mapping``: a batch size over 10 needs a batching window, as on
+  AWS; moto's own SQS trigger (one record per call, partial batch responses ignored)
+  never runs: the account polls every mapping (:mod:`localcloud.sqs.mappings`).
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import zipfile
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -28,9 +35,17 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 from moto.sqs.models import sqs_backends
 
-from localcloud.lambda_runtime import invoke_through_api, lookup
+from localcloud.lambda_runtime import (
+    Function,
+    invoke_through_api,
+    lookup,
+    register,
+    runnable,
+    unregister,
+)
 from localcloud.lambda_runtime.environment import PLATFORM_KEYS, reserved_in
 from localcloud.patches.registry import Method, Patch
+from localcloud.sqs import mappings
 
 HONOURED: Final = frozenset({"FunctionName", "Environment", "Timeout", "MemorySize", "Description"})
 IGNORED_LOCALLY: Final = frozenset({"Role", "RevisionId"})
@@ -77,21 +92,72 @@ def _refuse(message: str) -> JsonRESTError:
     return JsonRESTError("InvalidParameterValueException", message)
 
 
+def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
+    """The function moto holds, as the local cloud runs it: its stored package and its
+    configuration."""
+    return runnable(
+        name=function.function_name,
+        arn=function.function_arn,
+        package=function.code_bytes,
+        handler=str(function.handler),
+        environment={k: str(v) for k, v in (function.environment_vars or {}).items()},
+        timeout_s=int(function.timeout),
+        memory_mb=int(function.memory_size),
+        log_group=log_group or f"/aws/lambda/{function.function_name}",
+        region=function.region,
+    )
+
+
+def _create_function(original: Method) -> Method:
+    def create_function(self: LambdaBackend, spec: dict[str, Any]) -> LambdaFunction:
+        function: LambdaFunction = original(self, spec)
+        logging_config = spec.get("LoggingConfig") or {}
+        try:
+            register(_runnable(function, logging_config.get("LogGroup")))
+        except zipfile.BadZipFile:
+            self._lambdas.del_function(function.function_name)
+            raise _refuse(
+                "Could not unzip uploaded file. Please check your file, then try to upload again."
+            ) from None
+        return function
+
+    return create_function
+
+
 def _update_code(original: Method) -> Method:
     def update_function_code(
         self: LambdaBackend, function_name: str, qualifier: str, body: dict[str, Any]
     ) -> dict[str, Any] | None:
+        if body.get("ZipFile"):
+            package = base64.b64decode(body["ZipFile"])
+            if not zipfile.is_zipfile(io.BytesIO(package)):
+                raise _refuse(
+                    "Could not unzip uploaded file. Please check your file, then try to "
+                    "upload again."
+                )
+        response: dict[str, Any] | None = original(self, function_name, qualifier, body)
+        if body.get("DryRun"):
+            return response
+        function = self.get_function(function_name)
         try:
-            function = lookup(function_name)
+            log_group = lookup(function.function_name).log_group
         except KeyError:
-            return original(self, function_name, qualifier, body)  # type: ignore[no-any-return]
-        raise _refuse(
-            f"the local cloud runs {function.name} from template.yaml's CodeUri "
-            f"({function.code_uri}) and cannot run an uploaded package: change the code there "
-            "and restart `make serve` (to run a package, deploy it with sam deploy)"
-        )
+            log_group = None
+        register(_runnable(function, log_group))  # a new execution environment
+        return response
 
     return update_function_code
+
+
+def _delete_function(original: Method) -> Method:
+    def delete_function(
+        self: LambdaBackend, function_name: str, qualifier: str | None = None
+    ) -> None:
+        original(self, function_name, qualifier)
+        if qualifier in (None, "$LATEST"):
+            unregister(function_name.split(":function:")[-1].split(":")[0])
+
+    return delete_function
 
 
 def _update_configuration(original: Method) -> Method:
@@ -165,6 +231,7 @@ def _create_mapping(original: Method) -> Method:
                 # moto would invoke the function itself on every SendMessage, one record
                 # at a time, and delete the message whatever the response: we poll.
                 queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+        mappings.created(esm.get_configuration())
         return esm
 
     return create_event_source_mapping
@@ -178,6 +245,15 @@ def _update_mapping(original: Method) -> Method:
     return update_event_source_mapping
 
 
+def _delete_mapping(original: Method) -> Method:
+    def delete_event_source_mapping(self: LambdaBackend, uuid: str) -> Any:
+        deleted = original(self, uuid)
+        mappings.deleted(uuid)
+        return deleted
+
+    return delete_event_source_mapping
+
+
 PATCHES: Final = (
     Patch(
         LambdaSimpleBackend,
@@ -188,10 +264,24 @@ PATCHES: Final = (
     ),
     Patch(
         LambdaBackend,
+        "create_function",
+        ("self", "spec"),
+        _create_function,
+        "every function of the account runs its code, whoever created it",
+    ),
+    Patch(
+        LambdaBackend,
         "update_function_code",
         ("self", "function_name", "qualifier", "body"),
         _update_code,
-        "an update must reach the function the local cloud runs",
+        "the uploaded package runs from the next invocation on",
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_function",
+        ("self", "function_name", "qualifier"),
+        _delete_function,
+        "a deleted function's execution environment goes",
     ),
     Patch(
         LambdaBackend,
@@ -220,5 +310,12 @@ PATCHES: Final = (
         ("self", "uuid", "spec"),
         _update_mapping,
         "a batch size over 10 needs a batching window, as on AWS",
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_event_source_mapping",
+        ("self", "uuid"),
+        _delete_mapping,
+        "a deleted mapping stops polling",
     ),
 )

@@ -33,24 +33,18 @@ batch responses" in the AWS Lambda developer guide.
 
 from __future__ import annotations
 
-import base64
-import json
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localcloud.lambda_runtime import Function, Invocation, lookup
+from localcloud.sqs.batches import MAX_RECEIVE, judge_response, record, split_by_payload
 from localcloud.text import say
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda.client import LambdaClient
     from mypy_boto3_sqs.client import SQSClient
-
-MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
-"""Lambda's limit on a synchronous invocation's request payload (6 MB)."""
-MAX_RECEIVE = 10
-"""SQS ReceiveMessage returns at most 10 messages a call."""
 
 
 @dataclass(frozen=True)
@@ -68,35 +62,6 @@ class BatchOutcome:
     verdict: str
     records: list[dict[str, Any]] = field(default_factory=list)
     invocations: list[Invocation] = field(default_factory=list)
-
-
-def judge_response(
-    response: Any, batch_ids: Sequence[str], *, report_batch_item_failures: bool
-) -> tuple[set[str], str]:
-    """Apply the documented partial-batch semantics to a successful invocation's response.
-
-    Returns:
-        (message ids to keep for redelivery, a one-line verdict).
-    """
-    every = set(batch_ids)
-    if not report_batch_item_failures:
-        return set(), "success: whole batch deleted"
-    if response is None or response == {} or response == "":
-        return set(), "empty response: whole batch succeeded"
-    if not isinstance(response, Mapping):
-        return every, "malformed response (not an object): whole batch failed"
-    failures = response.get("batchItemFailures")
-    if failures is None or failures == []:
-        return set(), "no batch item failures: whole batch succeeded"
-    if not isinstance(failures, list):
-        return every, "malformed batchItemFailures (not a list): whole batch failed"
-    keep: set[str] = set()
-    for failure in failures:
-        identifier = failure.get("itemIdentifier") if isinstance(failure, Mapping) else None
-        if not isinstance(identifier, str) or not identifier or identifier not in every:
-            return every, f"invalid itemIdentifier {identifier!r}: whole batch failed"
-        keep.add(identifier)
-    return keep, f"{len(keep)} batch item failure(s) kept, {len(every) - len(keep)} deleted"
 
 
 @dataclass
@@ -167,7 +132,7 @@ class SqsEventSourceMapping:
                 break
         if not messages:
             return BatchOutcome(None, [], [], [], "queue returned no messages")
-        records = [self._record(message) for message in messages]
+        records = [record(message, self.queue_arn, self.region) for message in messages]
         ids = [record["messageId"] for record in records]
         keep: set[str] = set()
         verdicts: list[str] = []
@@ -209,27 +174,6 @@ class SqsEventSourceMapping:
             records=records,
             invocations=invocations,
         )
-
-    def _record(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        """The Lambda record of one received message: every attribute ``ReceiveMessage``
-        returned for it, unchanged (system attributes included), its body and MD5s."""
-        record: dict[str, Any] = {
-            "messageId": message["MessageId"],
-            "receiptHandle": message["ReceiptHandle"],
-            "body": message["Body"],
-            "attributes": dict(message.get("Attributes", {})),
-            "messageAttributes": {
-                name: _lambda_message_attribute(value)
-                for name, value in message.get("MessageAttributes", {}).items()
-            },
-            "md5OfBody": message["MD5OfBody"],
-        }
-        if "MD5OfMessageAttributes" in message:
-            record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
-        record.update(
-            {"eventSource": "aws:sqs", "eventSourceARN": self.queue_arn, "awsRegion": self.region}
-        )
-        return record
 
     # --- background polling (server mode) --------------------------------------------
 
@@ -276,91 +220,3 @@ class SqsEventSourceMapping:
             f"[event source mapping {self.uuid}] {detail}; retrying every 5 s, "
             "reported once until it recovers"
         )
-
-
-def split_by_payload(records: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Consecutive groups of records whose ``{"Records": [...]}`` event stays within
-    Lambda's 6 MB payload limit (:data:`MAX_PAYLOAD_BYTES`); one record per group at
-    least (an SQS message is at most 1 MiB, far below it)."""
-    chunks: list[list[dict[str, Any]]] = []
-    current: list[dict[str, Any]] = []
-    size = len(b'{"Records": []}')
-    for record in records:
-        record_size = len(json.dumps(record).encode()) + len(b", ")
-        if current and size + record_size > MAX_PAYLOAD_BYTES:
-            chunks.append(current)
-            current, size = [], len(b'{"Records": []}')
-        current.append(record)
-        size += record_size
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-def discover(
-    lambda_client: LambdaClient,
-    sqs: SQSClient,
-    region: str,
-    known: Iterable[str],
-    *,
-    reported: set[str],
-) -> list[SqsEventSourceMapping]:
-    """Mappings created through the Lambda API that nothing polls yet, as pollers.
-
-    Only SQS sources of this region and functions the local cloud runs; any other
-    mapping is reported once (its uuid is added to ``reported``) and left alone.
-    """
-    known = set(known)
-    found: list[SqsEventSourceMapping] = []
-    paginator = lambda_client.get_paginator("list_event_source_mappings")
-    for page in paginator.paginate():
-        for config in page.get("EventSourceMappings", []):
-            uuid = config["UUID"]
-            if uuid in known or uuid in reported:
-                continue
-            source = config.get("EventSourceArn", "")
-            try:
-                function = lookup(config.get("FunctionArn", ""))
-            except KeyError:
-                function = None
-            if not source.startswith(f"arn:aws:sqs:{region}:") or function is None:
-                reported.add(uuid)
-                say(
-                    f"[event source mapping {uuid}] {source} -> {config.get('FunctionArn')}: "
-                    "the local cloud polls only SQS queues for functions it runs; not polled"
-                )
-                continue
-            queue_url = sqs.get_queue_url(QueueName=source.rsplit(":", 1)[-1])["QueueUrl"]
-            mapping = SqsEventSourceMapping(
-                sqs=sqs,
-                queue_url=queue_url,
-                queue_arn=source,
-                region=region,
-                function=function,
-                batch_size=int(config.get("BatchSize", 10)),
-                report_batch_item_failures="ReportBatchItemFailures"
-                in (config.get("FunctionResponseTypes") or []),
-                lambda_client=lambda_client,
-                uuid=uuid,
-            )
-            say(f"[event source mapping {uuid}] polling {source} for {function.name}")
-            found.append(mapping)
-    return found
-
-
-def _lambda_message_attribute(value: Mapping[str, Any]) -> dict[str, Any]:
-    """SQS ``MessageAttributeValue`` → the Lambda record's camel-case form (binary as base64)."""
-    attribute: dict[str, Any] = {
-        "stringListValues": value.get("StringListValues", []),
-        "binaryListValues": [_b64(item) for item in value.get("BinaryListValues", [])],
-        "dataType": value.get("DataType"),
-    }
-    if "StringValue" in value:
-        attribute["stringValue"] = value["StringValue"]
-    if "BinaryValue" in value:
-        attribute["binaryValue"] = _b64(value["BinaryValue"])
-    return attribute
-
-
-def _b64(data: bytes | str) -> str:
-    return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()

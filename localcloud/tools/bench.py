@@ -42,8 +42,9 @@ from typing import Any
 
 from localcloud import faults
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import create_table, function_properties
+from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
+from localcloud.cfn.resources.dynamodb_table import create_table
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
 

@@ -1,0 +1,82 @@
+"""``AWS::StepFunctions::StateMachine``: a state machine moto's interpreter executes; its
+``lambda:invoke`` tasks (and tasks whose ``Resource`` is a function ARN) reach the
+account's functions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from botocore.exceptions import ClientError
+
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.resources.base import Provider, physical_name
+from localcloud.cfn.transform import LOCAL_PATHS, local_path
+
+if TYPE_CHECKING:
+    from localcloud.cfn.deployer import Deployment
+
+
+class StateMachineProvider(Provider):
+    TYPE = "AWS::StepFunctions::StateMachine"
+    PROPERTIES = frozenset(
+        {
+            "DefinitionS3Location",
+            "DefinitionString",
+            "Definition",
+            "DefinitionSubstitutions",
+            "RoleArn",
+            "StateMachineType",
+            "Tags",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        definition = _definition(stack, logical_id, properties)
+        for key, value in properties.get("DefinitionSubstitutions", {}).items():
+            definition = definition.replace(f"${{{key}}}", str(value))
+        name = physical_name(stack, logical_id, 80)
+        arn = stack.client("stepfunctions").create_state_machine(
+            name=name,
+            definition=definition,
+            roleArn=str(properties["RoleArn"]),
+            type=str(properties.get("StateMachineType", "STANDARD")),
+        )["stateMachineArn"]
+        stack.refs[logical_id] = arn
+        stack.attributes[(logical_id, "Arn")] = arn
+        stack.attributes[(logical_id, "Name")] = name
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("stepfunctions").delete_state_machine(stateMachineArn=stack.refs[logical_id])
+
+
+def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:
+    """The definition text: inline (``Definition``, ``DefinitionString``), a local file
+    (a from-source deploy's ``DefinitionUri``) or the object ``sam deploy`` uploaded."""
+    if "Definition" in properties:
+        return json.dumps(properties["Definition"])
+    if "DefinitionString" in properties:
+        return str(properties["DefinitionString"])
+    location = properties.get("DefinitionS3Location")
+    where = f"{logical_id}.DefinitionS3Location"
+    if not isinstance(location, Mapping):
+        raise UnsupportedTemplate(where, "a definition is needed")
+    if location.get("Bucket") == LOCAL_PATHS:
+        path = local_path(str(location["Key"]))
+        if not path.is_file():
+            raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
+        return path.read_text()
+    kwargs = {"Bucket": str(location["Bucket"]), "Key": str(location["Key"])}
+    if location.get("Version"):
+        kwargs["VersionId"] = str(location["Version"])
+    try:
+        body: bytes = stack.client("s3").get_object(**kwargs)["Body"].read()
+    except ClientError as exc:
+        raise UnsupportedTemplate(
+            where, f"s3://{kwargs['Bucket']}/{kwargs['Key']}: {exc.response['Error']['Code']}"
+        ) from exc
+    return body.decode()
+
+
+PROVIDER: Final = StateMachineProvider()
