@@ -25,9 +25,7 @@ from localcloud.account import LocalCloud
 from localcloud.lambda_runtime import WorkerFunction
 from localcloud.project import ROOT
 from tests.conftest import free_port
-
-BIN = Path(sys.executable).parent
-SAM = BIN / "sam"
+from tests.support.sam import deploy, outputs, sam
 
 
 @pytest.fixture(scope="module")
@@ -37,50 +35,6 @@ def server() -> Iterator[LocalCloud]:
     with LocalCloud(server_port=free_port(), visibility_timeout=2) as running:
         running.start_event_sources()
         yield running
-
-
-def sam(server: LocalCloud, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run SAM CLI against ``server`` as a user would, with the endpoint in the
-    environment and fake credentials."""
-    assert server.endpoint_url is not None
-    env = {
-        **os.environ,
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "AWS_ENDPOINT_URL": server.endpoint_url,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": server.region,
-        "SAM_CLI_TELEMETRY": "0",
-    }
-    env.pop("AWS_PROFILE", None)
-    return subprocess.run(  # noqa: S603 - the environment's own SAM CLI
-        [str(SAM), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
-def deploy(server: LocalCloud, stack_name: str, *extra: str, cwd: Path = ROOT) -> Any:
-    return sam(
-        server,
-        "deploy",
-        "--stack-name",
-        stack_name,
-        "--no-confirm-changeset",
-        "--capabilities",
-        "CAPABILITY_IAM",
-        *extra,
-        cwd=cwd,
-    )
-
-
-def outputs(server: LocalCloud, stack_name: str) -> dict[str, str]:
-    (stack,) = server.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
-    return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
 
 
 def project_copy(tmp_path: Path) -> Path:

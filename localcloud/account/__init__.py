@@ -29,7 +29,7 @@ from typing import Any
 
 import boto3
 from moto import mock_aws
-from moto.core.config import DefaultConfig
+from moto.core.config import DefaultConfig, default_user_config
 from moto.moto_api._internal.models import moto_api_backend
 
 from localcloud import lambda_runtime, patches
@@ -48,6 +48,9 @@ from localcloud.state.history import History
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
     "lambda": {"use_docker": False},
+    # AWS managed policies exist (AWSLambdaBasicExecutionRole, which SAM attaches to the
+    # roles it makes), as in every account.
+    "iam": {"load_aws_managed_policies": True},
 }
 FAKE_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "localcloud",
@@ -148,8 +151,10 @@ class LocalCloud:
             # moto's backends are process-wide: a server started after another one in
             # this process starts empty, as a new emulator does (names are deterministic).
             # In-process: the server does not serve moto's control API (server.guard).
+            # moto's config first (the backends read it when reset makes them anew);
+            # ``default_user_config`` is what mock_aws(config=...) updates in-process.
+            default_user_config.update(MOTO_CONFIG)
             moto_api_backend.reset()
-            moto_api_backend.set_config(dict(MOTO_CONFIG))
             self._server = LocalServer(
                 self.host,
                 self.server_port,

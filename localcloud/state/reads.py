@@ -270,10 +270,13 @@ def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
     return attempts
 
 
-def start_execution(target: Target, name: str, execution_input: Any) -> str:
-    """Start an execution of OrdersStateMachine under ``name``; returns its ARN."""
+def start_execution(
+    target: Target, name: str, execution_input: Any, state_machine_arn: str | None = None
+) -> str:
+    """Start an execution under ``name`` of ``state_machine_arn`` (default: the stack's
+    ``OrdersStateMachineArn`` Output); returns its ARN."""
     arn: str = target.client("stepfunctions").start_execution(
-        stateMachineArn=target.outputs["OrdersStateMachineArn"],
+        stateMachineArn=state_machine_arn or target.outputs["OrdersStateMachineArn"],
         name=name,
         input=json.dumps(execution_input),
     )["executionArn"]
@@ -309,10 +312,16 @@ def wait_for_execution(
 
 
 def run_execution(
-    target: Target, name: str, execution_input: Any, timeout_s: float = 120.0
+    target: Target,
+    name: str,
+    execution_input: Any,
+    timeout_s: float = 120.0,
+    state_machine_arn: str | None = None,
 ) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """Start an execution and wait for it (see :func:`wait_for_execution`)."""
-    return wait_for_execution(target, start_execution(target, name, execution_input), timeout_s)
+    """Start an execution and wait for it (see :func:`start_execution` and
+    :func:`wait_for_execution`)."""
+    arn = start_execution(target, name, execution_input, state_machine_arn)
+    return wait_for_execution(target, arn, timeout_s)
 
 
 # --- the whole stack at a glance (status, the live view) --------------------------------

@@ -41,7 +41,7 @@ class RoleProvider(Provider):
             iam.put_role_policy(
                 RoleName=name,
                 PolicyName=policy["PolicyName"],
-                PolicyDocument=json.dumps(policy["PolicyDocument"]),
+                PolicyDocument=json.dumps(versioned(policy["PolicyDocument"])),
             )
         for policy_arn in properties.get("ManagedPolicyArns", []):
             iam.attach_role_policy(RoleName=name, PolicyArn=str(policy_arn))
@@ -54,6 +54,14 @@ class RoleProvider(Provider):
         for attached in iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"]:
             iam.detach_role_policy(RoleName=name, PolicyArn=attached["PolicyArn"])
         iam.delete_role(RoleName=name)
+
+
+def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A policy document with a ``Version``. IAM takes one without (it then means
+    2008-10-17), and SAM's policy templates write none; moto refuses it ("must be version
+    2012-10-17 or greater"). IAM is not enforced locally, so the version only lets moto
+    store the policy."""
+    return {"Version": "2012-10-17", **document}
 
 
 PROVIDER: Final = RoleProvider()
