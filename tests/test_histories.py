@@ -1,5 +1,5 @@
-"""Generated histories against the real queue worker on the local cloud (README, "Proof
-of the protocol").
+"""Generated histories against the real queue worker on the local cloud (docs/proofs.md,
+"Generated histories against the real code").
 
 A Hypothesis state machine plays producer, event source mapping, fault injector and
 clock against the deployed stack (moto in-process, the template's queue with its redrive

@@ -3,7 +3,7 @@
 Each one is the history Hypothesis shrank a failure to, replayed step by step on the
 same state machine (its invariants checked after every step, as Hypothesis does). No
 history has failed on the code as it is; these two are the ones that caught the
-mutants the README names (acknowledging a conflict; ``PutItem`` without its condition),
+mutants docs/proofs.md names (acknowledging a conflict; ``PutItem`` without its condition),
 so each guards that rule on the real code.
 """
 

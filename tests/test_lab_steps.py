@@ -295,16 +295,16 @@ def test_invoke_with_a_missing_event_file_says_so_in_one_line(
 
 # --- 4. the labs' read-outs --------------------------------------------------------------
 
-# The README's read-out, verbatim (section "Read the write decisions").
+# The read-out in docs/local-cloud.md, verbatim ("Read the write decisions").
 FILTER_PATTERN = '{ $.message = "RESULT" }'
 CLI_QUERY = "events[].message"
 JQ_PROGRAM = '.[] | fromjson | "RESULT \\(.stage) \\(.decision // .outcome) \\(.id)"'
 
 
-def test_the_readme_shows_the_read_out_these_tests_run() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_show_the_read_out_these_tests_run() -> None:
+    page = (ROOT / "docs" / "local-cloud.md").read_text()
     for text in (FILTER_PATTERN, CLI_QUERY, JQ_PROGRAM):
-        assert text in readme
+        assert text in page
 
 
 def test_the_cli_and_jq_read_out_prints_one_result_line_per_invocation(cloud: LocalCloud) -> None:

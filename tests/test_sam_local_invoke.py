@@ -1,4 +1,4 @@
-"""`sam local invoke` reproduces every sample event, as the README lists them.
+"""`sam local invoke` reproduces every sample event, as docs/deploy.md lists them.
 
 No Docker here, so the container is replaced, not SAM CLI: the environment of each
 function's container is computed by SAM CLI's own classes (tests/sam_cli.py) from
@@ -42,7 +42,7 @@ def results(invocation: Invocation) -> list[str]:
     return [line["decision"] for line in lines if line.get("message") == "RESULT"]
 
 
-# (event file, function, what the README says it shows), in the README's order.
+# (event file, function, what docs/deploy.md says it shows), in that page's order.
 DOCUMENTED: list[tuple[str, str, Any]] = [
     ("sqs-first-order.json", "QueueWorkerFunction", (["accepted"], [])),
     ("sqs-two-copies.json", "QueueWorkerFunction", (["duplicate", "duplicate"], [])),
@@ -129,16 +129,16 @@ def test_the_env_vars_file_names_the_tables_make_serve_creates(server: LocalClou
     }
 
 
-def test_the_readme_lists_every_event_file_in_this_order() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Invoke on AWS or with `sam local`", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_list_every_event_file_in_this_order() -> None:
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    section = page.split("## Invoke on AWS or with `sam local`", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\| `([\w-]+\.json)` \|", section, flags=re.MULTILINE)
     assert listed == [event_file for event_file, _, _ in DOCUMENTED]
     executions = {p.name for p in (ROOT / "events").glob("execution-*.json")}
     assert {p.name for p in (ROOT / "events").glob("*.json")} == set(listed) | executions
 
 
-def test_every_sample_event_gives_its_documented_result_in_readme_order(
+def test_every_sample_event_gives_its_documented_result_in_documented_order(
     server: LocalCloud,
 ) -> None:
     seen = []
