@@ -25,7 +25,7 @@ from moto.cloudformation.models import CloudFormationBackend
 from moto.cloudformation.responses import CloudFormationResponse
 from moto.cloudformation.utils import get_stack_from_s3_url
 
-from localcloud.cfn import changesets, stacks
+from localcloud.cfn import changesets, execution, stacks
 from localcloud.patches.registry import Method, Patch
 
 
@@ -63,7 +63,7 @@ def _execute_change_set(original: Method) -> Method:
         change_set = changesets.find_change_set(self, change_set_name, stack_name)
         host = changesets.host()
         if isinstance(change_set, changesets.LocalChangeSet) and host is not None:
-            changesets.execute(self, host, change_set)
+            execution.execute(self, host, change_set)
             return
         original(self, change_set.change_set_id, stack_name)
         stack = self.stacks[change_set.stack_id]
@@ -78,7 +78,7 @@ def _execute_change_set(original: Method) -> Method:
 def _delete_stack(original: Method) -> Method:
     def delete_stack(self: CloudFormationBackend, name_or_stack_id: str) -> None:
         host = changesets.host()
-        if host is None or not changesets.delete_stack(self, host, name_or_stack_id):
+        if host is None or not execution.delete_stack(self, host, name_or_stack_id):
             original(self, name_or_stack_id)
 
     return delete_stack

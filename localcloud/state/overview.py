@@ -1,0 +1,203 @@
+"""The stack at a glance, for ``status`` and the live view: queues with their depths, the
+event source mappings, one page of each table, the newest executions with their task
+events. A bounded read whatever the account holds (one ``Scan`` page per table, the
+first mappings, the newest executions, long texts cut).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from localcloud.state.reads import Target
+
+
+def _gone(exc: ClientError) -> bool:
+    code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+    return any(
+        word in code
+        for word in (
+            "NonExistent",
+            "NotFound",
+            "DoesNotExist",
+            "ResourceNotFound",
+            "StateMachineDoesNotExist",
+        )
+    )
+
+
+def queues(target: Target) -> list[dict[str, Any]]:
+    """The stack's queues: name, visible, in flight, redrive (``gone`` once deleted)."""
+    sqs = target.client("sqs")
+    found = []
+    for key in ("JobsQueueUrl", "JobsDeadLetterQueueUrl"):
+        url = target.outputs[key]
+        name = url.rsplit("/", 1)[-1]
+        try:
+            attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])[
+                "Attributes"
+            ]
+        except ClientError as exc:  # a deleted queue is shown as gone
+            if not _gone(exc):
+                raise
+            found.append({"name": name, "gone": True})
+            continue
+        redrive = json.loads(attributes.get("RedrivePolicy", "{}") or "{}")
+        target_arn = str(redrive.get("deadLetterTargetArn", ""))
+        found.append(
+            {
+                "name": name,
+                "gone": False,
+                "visible": int(attributes.get("ApproximateNumberOfMessages", 0)),
+                "in_flight": int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
+                "redrive": f"after {redrive['maxReceiveCount']} receives to "
+                f"{target_arn.rsplit(':', 1)[-1]}"
+                if redrive
+                else "—",
+                "visibility_timeout": attributes.get("VisibilityTimeout"),
+            }
+        )
+    return found
+
+
+def mappings(target: Target) -> list[dict[str, Any]]:
+    """The event source mappings (the first :data:`MAPPINGS_SHOWN`): source, function,
+    batch size, state."""
+    listed = target.client("lambda").list_event_source_mappings(MaxItems=MAPPINGS_SHOWN)
+    return [
+        {
+            "uuid": mapping["UUID"],
+            "source": str(mapping.get("EventSourceArn", "")).rsplit(":", 1)[-1],
+            "function": str(mapping.get("FunctionArn", "")).rsplit(":", 1)[-1],
+            "batch_size": mapping.get("BatchSize"),
+            "state": mapping.get("State"),
+            "response_types": ", ".join(mapping.get("FunctionResponseTypes") or []),
+        }
+        for mapping in listed.get("EventSourceMappings", [])
+    ]
+
+
+def _plain(value: Mapping[str, Any]) -> Any:
+    """A low-level DynamoDB attribute value as plain JSON (S, N, SS, BOOL, NULL)."""
+    ((kind, inner),) = value.items()
+    if kind == "N":
+        return int(inner) if str(inner).lstrip("-").isdigit() else str(inner)
+    if kind == "SS":
+        return sorted(inner)
+    if kind == "NULL":
+        return None
+    return inner
+
+
+TABLE_PAGE_ITEMS = 25
+"""Items of one page of a table in the live view and ``status``."""
+MAPPINGS_SHOWN = 50
+"""Event source mappings the live view lists, at most."""
+
+
+def table_page(
+    target: Target, output: str, *, start: str | None = None, limit: int = TABLE_PAGE_ITEMS
+) -> dict[str, Any]:
+    """One page of the table named by ``output``: at most ``limit`` items, read by one
+    ``Scan`` with ``Limit`` (so a refresh reads the same few items however large the
+    table is), from the business key ``start`` on (exclusive), and the table's
+    ``ItemCount`` from ``DescribeTable`` (DynamoDB refreshes it about every six hours;
+    the emulator's is exact).
+
+    Returns:
+        ``{"name", "gone", "count", "items", "next"}``; ``next`` is the key the following
+        page starts after, ``None`` on the last page; ``gone`` once the table is deleted.
+    """
+    name = target.outputs[output]
+    dynamodb = target.client("dynamodb")
+    kwargs: dict[str, Any] = {"TableName": name, "Limit": limit}
+    if start is not None:
+        kwargs["ExclusiveStartKey"] = {"id": {"S": start}}
+    try:
+        count = int(dynamodb.describe_table(TableName=name)["Table"].get("ItemCount", 0))
+        page = dynamodb.scan(**kwargs)
+    except ClientError as exc:  # a deleted table is shown as gone
+        if not _gone(exc):
+            raise
+        return {"name": name, "gone": True, "count": 0, "items": [], "next": None}
+    items = [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
+    following = page.get("LastEvaluatedKey", {}).get("id", {}).get("S")
+    return {"name": name, "gone": False, "count": count, "items": items, "next": following}
+
+
+HISTORY_EVENTS_SHOWN = 200
+"""Events of one execution's history the live view reads, at most."""
+TEXT_SHOWN = 1000
+"""Characters of an execution's input or output the live view sends, at most (Step
+Functions allows 256 KiB; moto does not enforce it)."""
+
+
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= TEXT_SHOWN:
+        return text
+    return f"{text[: TEXT_SHOWN - 1]}…"
+
+
+def executions(target: Target, limit: int = 20) -> dict[str, Any]:
+    """The state machine's newest executions with each task event and the output."""
+    arn = target.outputs["OrdersStateMachineArn"]
+    sfn = target.client("stepfunctions")
+    try:
+        listed = sfn.list_executions(stateMachineArn=arn, maxResults=limit)["executions"]
+    except ClientError as exc:  # a deleted state machine is shown as gone
+        if not _gone(exc):
+            raise
+        return {"name": arn.rsplit(":", 1)[-1], "gone": True, "executions": []}
+    shown = []
+    for summary in listed:
+        described = sfn.describe_execution(executionArn=summary["executionArn"])
+        history = sfn.get_execution_history(
+            executionArn=summary["executionArn"], maxResults=HISTORY_EVENTS_SHOWN
+        )["events"]
+        shown.append(
+            {
+                "name": str(summary.get("name") or summary["executionArn"].rsplit(":", 1)[-1]),
+                "status": described["status"],
+                "started": described["startDate"].timestamp(),
+                "input": _cut(described.get("input")),
+                "output": _cut(described.get("output")),
+                "tasks": task_events(history),
+            }
+        )
+    return {"name": arn.rsplit(":", 1)[-1], "gone": False, "executions": shown}
+
+
+def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Each task event of an execution history: state, scheduled/failed/succeeded, error."""
+    events = []
+    state = ""
+    kinds = {"TaskScheduled": "scheduled", "TaskFailed": "failed", "TaskSucceeded": "succeeded"}
+    for event in history:
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            state = event["stateEnteredEventDetails"]["name"]
+        elif kind in kinds:
+            error = event.get("taskFailedEventDetails", {}).get("error", "")
+            events.append({"state": state, "event": kinds[kind], "error": error})
+    return events
+
+
+def stack_state(
+    target: Target, *, orders_after: str | None = None, attempts_after: str | None = None
+) -> dict[str, Any]:
+    """Everything ``status`` and the live view show, read once; a bounded read whatever
+    the account holds (one page per table, the newest executions, the first mappings).
+
+    Args:
+        orders_after, attempts_after: the business key a table's page starts after.
+    """
+    return {
+        "queues": queues(target),
+        "mappings": mappings(target),
+        "orders": table_page(target, "OrdersTableName", start=orders_after),
+        "attempts": table_page(target, "AttemptsTableName", start=attempts_after),
+        "workflow": executions(target),
+    }
