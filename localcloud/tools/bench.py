@@ -29,8 +29,6 @@ import hashlib
 import json
 import random
 import statistics
-import subprocess
-import sys
 import time
 import tracemalloc
 import uuid
@@ -47,6 +45,8 @@ from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources.dynamodb_table import create_table
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
+from localcloud.tools.cold_start import import_figures, package_size_kib
+from localcloud.tools.cost_model import LIMITS, PRICES, cost_model
 
 HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
 CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
@@ -253,108 +253,6 @@ def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, fl
     }
 
 
-BUILT = ROOT / ".aws-sam" / "build" / "QueueWorkerFunction"
-"""The queue worker's built package (``sam build``: src/Makefile, bytecode included)."""
-
-
-def import_seconds(module: str | None, path: Path, environment: dict[str, str]) -> float:
-    """Seconds to import ``module`` (``None``: ``boto3``) in a fresh interpreter, as
-    Lambda's runtime would: no bytecode written (``/var/task`` is read-only, so every
-    run sees the same files) and no ``awscrt`` (the runtime's SDK comes without the
-    CRT: aws/aws-lambda-base-images#147), which this venv has and boto3 would import."""
-    target = module or "boto3"
-    code = (
-        "import sys, time; sys.modules['awscrt'] = None; t = time.perf_counter(); "
-        f"import {target}; print(time.perf_counter() - t)"
-    )
-    completed = subprocess.run(  # noqa: S603 - this interpreter, a fixed program
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**environment, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
-        cwd=path,
-    )
-    return float(completed.stdout.strip().splitlines()[-1])
-
-
-def package_size_kib() -> float | None:
-    """The built queue worker package (``sam build`` output), if built."""
-    if not BUILT.is_dir():
-        return None
-    return sum(f.stat().st_size for f in BUILT.rglob("*") if f.is_file()) / 1024
-
-
-# Published prices and limits the cost model uses (us-east-1), with where they are from.
-PRICES = {
-    "dynamodb_write_request_unit_usd": (
-        0.625e-6,
-        "DynamoDB on-demand pricing, write request unit, us-east-1 (aws.amazon.com/dynamodb/"
-        "pricing/on-demand, effective 1 November 2024)",
-    ),
-    "dynamodb_read_request_unit_usd": (0.125e-6, "the same page, read request unit"),
-    "lambda_arm_gb_second_usd": (
-        0.0000133334,
-        "AWS Lambda pricing, Arm, first 7.5 billion GB-s a month (aws.amazon.com/lambda/pricing)",
-    ),
-    "lambda_request_usd": (0.20e-6, "the same page, requests"),
-}
-LIMITS = {
-    "partition_writes_per_second": (
-        1000,
-        "DynamoDB: 1,000 write units per second per partition (Developer Guide, partitions)",
-    ),
-    "table_writes_per_second": (
-        40000,
-        "DynamoDB on-demand: 40,000 write request units per second per table, default "
-        "(Service Quotas, table-level throughput)",
-    ),
-    "sqs_mapping_concurrency": (
-        1250,
-        "Lambda: an SQS event source mapping scales to 1,250 concurrent invocations "
-        "(Developer Guide, scaling for SQS, 2023)",
-    ),
-    "account_concurrency": (1000, "Lambda: 1,000 concurrent executions per Region, default"),
-}
-
-
-def cost_model(
-    requests: dict[str, dict[str, float]], seconds_per_batch: dict[str, float], memory_mb: int
-) -> dict[str, Any]:
-    """Cost per million orders and the throughput limits, from the measured figures.
-
-    Every Order Guard request is a write (a conditional PutItem consumes one write unit
-    whether or not it succeeds); Powertools' requests are writes too (PutItem and
-    UpdateItem on the idempotency table, the order PutItem); the reads of read-then-write
-    are counted as reads.
-    """
-    wru = PRICES["dynamodb_write_request_unit_usd"][0]
-    rru = PRICES["dynamodb_read_request_unit_usd"][0]
-    gbs = PRICES["lambda_arm_gb_second_usd"][0]
-    invoke = PRICES["lambda_request_usd"][0]
-    model: dict[str, Any] = {}
-    for name, per in requests.items():
-        new = per["new"]
-        reads = 1.0 if name == "read-then-write" else 0.0
-        writes = new - reads
-        dynamodb = 1e6 * (writes * wru + reads * rru)
-        lambda_compute = 1e6 / 10 * seconds_per_batch[name] * memory_mb / 1024 * gbs
-        model[name] = {
-            "dynamodb_usd_per_million_new_orders": round(dynamodb, 3),
-            "lambda_usd_per_million_orders": round(lambda_compute + 1e6 / 10 * invoke, 3),
-        }
-    writes_per_order = requests["order-guard"]["new"]
-    model["limits"] = {
-        "one order id (one partition key)": "1,000 conditional writes/s: far above any "
-        "repeat rate of one order",
-        "one table": f"{LIMITS['table_writes_per_second'][0] / writes_per_order:,.0f} "
-        "orders/s at the default on-demand table quota",
-        "one queue mapping": f"{LIMITS['sqs_mapping_concurrency'][0]} concurrent batches",
-        "one account": f"{LIMITS['account_concurrency'][0]} concurrent executions, shared",
-    }
-    return model
-
-
 def run(
     *,
     messages: int = 2000,
@@ -431,29 +329,9 @@ def run(
     progress("CPython thread hand-off, CPU-bound tasks")
     results["thread_handoff"] = thread_handoff(batches=max(5, messages // 40), rounds=rounds)
     progress("import time, fresh processes")
-    imports: dict[str, list[float]] = {"boto3": [], **{name: [] for name in CONTESTANTS}}
     env = {**environment, "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"}
     env.update(ORDERS_TABLE_NAME="t", IDEMPOTENCY_TABLE_NAME="t")
-    # Order Guard as deployed when built (its own bytecode, as Lambda loads it), else src/.
-    sources = (
-        {**MODULES, "order-guard": (BUILT, MODULES["order-guard"][1])}
-        if BUILT.is_dir()
-        else MODULES
-    )
-    results["import_source"] = str(sources["order-guard"][0].relative_to(ROOT))
-    for _ in range(repeats):
-        imports["boto3"].append(import_seconds(None, ROOT, env))
-        for name in CONTESTANTS:
-            path, module = sources[name]
-            imports[name].append(import_seconds(module, path, env))
-    boto3_median = statistics.median(imports["boto3"])
-    results["import_seconds"] = {
-        name: {
-            "median": round(statistics.median(values), 4),
-            "vs_boto3": round(statistics.median(values) / boto3_median, 2),
-        }
-        for name, values in imports.items()
-    }
+    results["import_source"], results["import_seconds"] = import_figures(MODULES, env, repeats)
     results["package_kib"] = package_size_kib()
     results["cost_model"] = cost_model(
         results["requests_per_message"], seconds_per_batch, memory_mb=256
