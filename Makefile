@@ -84,10 +84,11 @@ scan: $(SCAN_STAMP) ## checkov on template.yaml (0 failed checks), bandit on src
 audit: $(SCAN_STAMP) ## pip-audit of the runtime requirements (needs PyPI's JSON API)
 	$(SCAN_BIN)/pip-audit --strict --progress-spinner off --requirement src/requirements.txt
 
-lint: setup ## ruff, mypy, cfn-lint, sam validate --lint
+lint: setup ## ruff, mypy, lint-imports (the local cloud's layers), cfn-lint, sam validate --lint
 	ruff check src localcloud tests model
 	ruff format --check src localcloud tests model
 	mypy
+	PYTHONPATH=src:. lint-imports --no-cache
 	cfn-lint template.yaml
 	sam validate --lint
 

@@ -1,1 +1,7 @@
-"""TODO"""
+"""The local server: moto's threaded server on loopback (:mod:`.app`), the guard in front
+of it that refuses foreign hosts, foreign origins and unsigned calls (:mod:`.guard`), and
+the live view beside the AWS APIs (:mod:`.view`).
+
+May import: :mod:`localcloud.state` (what the view shows), :mod:`localcloud.project`,
+:mod:`localcloud.text`.
+"""
