@@ -12,6 +12,7 @@ from botocore.stub import ANY, Stubber
 from localcloud import faults
 from localcloud.faults import Fault, Kind
 from order_guard import workflow_worker
+from order_guard.attempts import count_attempt
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, TOTAL_MAX_ATTEMPTS
 from order_guard.errors import (
     OrderConflict,
@@ -21,7 +22,7 @@ from order_guard.errors import (
     UnreadableStoredOrder,
 )
 from order_guard.orders import Order
-from order_guard.store import Decision, count_attempt, put_order_once, read_order
+from order_guard.store import Decision, put_order_once, read_order
 from tests.conftest import (
     LogCapture,
     Tables,

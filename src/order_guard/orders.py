@@ -1,4 +1,4 @@
-"""The order contract: parse and validate a job, price it, encode it as a DynamoDB item.
+"""The order contract: parse and validate a job, and price it.
 
 A job is a JSON object with exactly the keys ``id`` and ``quantity``:
 
@@ -16,13 +16,12 @@ The business details of an order are ``id``, ``quantity`` and ``total_cents``
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from order_guard.errors import InvalidOrder, UnreadableStoredOrder
+from order_guard.errors import InvalidOrder
 
 UNIT_PRICE_CENTS = 250
 ORDER_FEE_CENTS = 100
@@ -30,9 +29,6 @@ MIN_QUANTITY = 1
 MAX_QUANTITY = 10
 MAX_ID_BYTES = 2048  # DynamoDB partition key: 1 to 2048 bytes of UTF-8.
 JOB_KEYS = frozenset({"id", "quantity"})
-WRITE_ID = "write_id"  # the token of the PutItem that created the item (not a detail)
-# DynamoDB returns numbers in this canonical text form; anything else is not trusted.
-_DYNAMODB_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +89,7 @@ def parse_job_body(body: object) -> Order:
             :func:`validate_job`).
     """
     if not isinstance(body, str):
-        raise InvalidOrder(f"body must be a JSON string, got {_json_type(body)}")
+        raise InvalidOrder(f"body must be a JSON string, got {json_type(body)}")
     try:
         value = json.loads(body, object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
@@ -119,7 +115,7 @@ def validate_job(value: object, *, optional_keys: Iterable[str] = ()) -> Order:
         InvalidOrder: with a message naming the field and the rule it breaks.
     """
     if not isinstance(value, Mapping):
-        raise InvalidOrder(f"job must be a JSON object, got {_json_type(value)}")
+        raise InvalidOrder(f"job must be a JSON object, got {json_type(value)}")
     keys = set(value)
     missing = sorted(JOB_KEYS - keys)
     extra = sorted(str(key) for key in keys - JOB_KEYS - set(optional_keys))
@@ -139,7 +135,7 @@ def validate_order_id(value: object) -> str:
             characters; the DynamoDB partition-key limit).
     """
     if not isinstance(value, str):
-        raise InvalidOrder(f"id must be a string, got {_json_type(value)}")
+        raise InvalidOrder(f"id must be a string, got {json_type(value)}")
     if not value:
         raise InvalidOrder("id must not be empty")
     try:
@@ -154,86 +150,11 @@ def validate_order_id(value: object) -> str:
 def _validate_quantity(value: object) -> int:
     # bool is a subclass of int in Python; JSON true/false are not quantities.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidOrder(f"quantity must be a JSON integer, got {_json_type(value)}")
+        raise InvalidOrder(f"quantity must be a JSON integer, got {json_type(value)}")
     if not MIN_QUANTITY <= value <= MAX_QUANTITY:
         shown = _clip(str(value), 20)
         raise InvalidOrder(f"quantity must be from {MIN_QUANTITY} to {MAX_QUANTITY}, got {shown}")
     return value
-
-
-def to_item(order: Order, extra: Mapping[str, str] | None = None) -> dict[str, dict[str, str]]:
-    """Encode an order as a low-level DynamoDB item ``{"id": {"S"}, "quantity": {"N"}, …}``.
-
-    ``extra`` adds string attributes (provenance such as ``first_written_by``); they are
-    stored but never take part in the duplicate comparison.
-
-    Raises:
-        ValueError: an ``extra`` name would overwrite ``id``, ``quantity`` or
-            ``total_cents``.
-    """
-    item = {
-        "id": {"S": order.id},
-        "quantity": {"N": str(order.quantity)},
-        "total_cents": {"N": str(order.total_cents)},
-    }
-    for name, text in (extra or {}).items():
-        if name in item:
-            raise ValueError(f"extra attribute {name!r} would overwrite a business detail")
-        item[name] = {"S": text}
-    return item
-
-
-def from_item(item: object) -> StoredOrder:
-    """Decode the business details of a low-level DynamoDB item.
-
-    Numbers are parsed with ``Decimal(str)``, which is exact for every number DynamoDB
-    can hold; boto3's ``TypeDeserializer`` is avoided because its context can raise
-    ``decimal.Rounded`` on large numbers with many trailing zeros.
-
-    Raises:
-        UnreadableStoredOrder: the item is not a mapping, lacks ``id``, ``quantity`` or
-            ``total_cents``, has another attribute type than ``S``/``N``/``N``, or holds
-            a number that is not in DynamoDB's number form (ASCII digits, optional
-            ``-``, fraction and exponent).
-    """
-    if not isinstance(item, Mapping):
-        raise UnreadableStoredOrder(f"stored item is {_json_type(item)}, not a map")
-    write_id = item.get(WRITE_ID)
-    return StoredOrder(
-        id=_attribute(item, "id", "S"),
-        quantity=_number(item, "quantity"),
-        total_cents=_number(item, "total_cents"),
-        write_id=write_id.get("S") if isinstance(write_id, Mapping) else None,
-    )
-
-
-def _attribute(item: Mapping[str, Any], name: str, type_code: str) -> str:
-    attribute = item.get(name)
-    if not isinstance(attribute, Mapping) or set(attribute) != {type_code}:
-        shown = sorted(attribute) if isinstance(attribute, Mapping) else attribute
-        raise UnreadableStoredOrder(
-            f"stored attribute {name!r} must be of type {type_code}, got {shown!r}"
-        )
-    text = attribute[type_code]
-    if not isinstance(text, str):
-        raise UnreadableStoredOrder(f"stored attribute {name!r} has a non-string {type_code} value")
-    return text
-
-
-def _number(item: Mapping[str, Any], name: str) -> Decimal:
-    text = _attribute(item, name, "N")
-    # Decimal() alone would also take " 4 ", "1_100", "+4" or non-ASCII digits ("４").
-    if not _DYNAMODB_NUMBER.fullmatch(text):
-        raise UnreadableStoredOrder(f"stored attribute {name!r} is not a number: {text[:40]!r}")
-    try:
-        number = Decimal(text)
-    except InvalidOperation as exc:
-        raise UnreadableStoredOrder(
-            f"stored attribute {name!r} is not a number: {text[:40]!r}"
-        ) from exc
-    if not number.is_finite():
-        raise UnreadableStoredOrder(f"stored attribute {name!r} is not a finite number")
-    return number
 
 
 def _json_number(number: Decimal) -> int | str:
@@ -247,7 +168,9 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """How an error message names a JSON value's type: ``null``, ``a boolean``, ``an
+    integer``, ``a string``, ``an object``, ``an array`` …"""
     if value is None:
         return "null"
     if isinstance(value, bool):

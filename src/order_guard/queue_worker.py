@@ -51,8 +51,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, RECORD_BUDGET_S, QueueWorkerSettings
 from order_guard.errors import TimeBudgetExhausted
-from order_guard.failures import error_fields
 from order_guard.orders import parse_job_body
+from order_guard.result import log_decision
 from order_guard.store import Decision, decision_for_error, provenance, put_order_once
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def process_record(
     """
     raw: Mapping[str, Any] = record.raw_event
     attributes = raw.get("attributes")
-    fields = {
+    fields: dict[str, Any] = {
         "stage": "queue",
         "message_id": raw.get("messageId"),
         "receive_count": attributes.get("ApproximateReceiveCount")
@@ -239,47 +239,31 @@ def process_record(
         )
     except Exception as exc:
         decision = decision_for_error(exc)
-        failed = decision is Decision.ERROR and not isinstance(exc, TimeBudgetExhausted)
-        log = logger.exception if failed else logger.warning
-        log(
-            "RESULT",
-            extra={
-                "decision": decision.value,
-                "id": order.id if order else None,
-                "quantity": order.quantity if order else None,
-                **fields,
-                "reason": str(exc),
-                **error_fields(exc),
-            },
-        )
+        unexpected = decision is Decision.ERROR and not isinstance(exc, TimeBudgetExhausted)
+        log_decision(logger, decision, order, error=exc, traceback=unexpected, **fields)
         _count(decision)  # after the RESULT line: a metrics failure never hides a decision
         raise
     if outcome.decision is Decision.CONFLICT:
-        logger.warning(
-            "RESULT",
-            extra={
-                "decision": outcome.decision.value,
-                "id": order.id,
-                "quantity": order.quantity,
-                **fields,
-                "stored": outcome.previous_details(),
-                "requested": order.details(),
-            },
-        )
+        log_decision(logger, outcome.decision, order, outcome=outcome, **fields)
         _count(outcome.decision)
         outcome.raise_for_conflict()
-    result = {
-        "id": order.id,
-        "quantity": order.quantity,
-        "processed": outcome.decision is Decision.ACCEPTED,
-        "duplicate": outcome.duplicate,
-    }
-    previous = {"previous": outcome.previous_details()} if outcome.previous else {}
-    logger.info(
-        "RESULT", extra={"decision": outcome.decision.value, **result, **fields, **previous}
+    processed = outcome.decision is Decision.ACCEPTED
+    log_decision(
+        logger,
+        outcome.decision,
+        order,
+        outcome=outcome,
+        processed=processed,
+        duplicate=outcome.duplicate,
+        **fields,
     )
     _count(outcome.decision)
-    return result
+    return {
+        "id": order.id,
+        "quantity": order.quantity,
+        "processed": processed,
+        "duplicate": outcome.duplicate,
+    }
 
 
 _METRICS_LOCK = threading.Lock()

@@ -28,7 +28,9 @@ error      anything else: a transient failure (throttling, 5xx, a dropped connec
            to be a duplicate
 =========  ==========================================================================
 
-``invalid`` is decided before any call, by :mod:`order_guard.orders`.
+``invalid`` is decided before any call, by :mod:`order_guard.orders`. The order item's
+encoding (:func:`to_item`, :func:`from_item`) is here too: what the write stores and the
+decision reads back are one contract.
 
 This is idempotency of the business write for the same request, not end-to-end
 exactly-once: the write and the SQS delete (or the Step Functions state transition) are
@@ -37,10 +39,12 @@ still two operations, which is why a repeat must be recognised here.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -54,19 +58,15 @@ from order_guard.errors import (
     UnreadableStoredOrder,
 )
 from order_guard.failures import dynamodb_call
-from order_guard.orders import (
-    WRITE_ID,
-    Order,
-    StoredOrder,
-    from_item,
-    to_item,
-    validate_order_id,
-)
+from order_guard.orders import Order, StoredOrder, json_type, validate_order_id
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 CONDITION_EXPRESSION = "attribute_not_exists(id)"
+WRITE_ID = "write_id"  # the token of the PutItem that created the item (not a detail)
+# DynamoDB returns numbers in this canonical text form; anything else is not trusted.
+_DYNAMODB_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 class Decision(StrEnum):
@@ -119,6 +119,87 @@ class WriteOutcome:
         return self.previous.details() if self.previous else None
 
 
+# --- the item: an order in DynamoDB's attribute-value form ----------------------------
+
+
+def to_item(order: Order, extra: Mapping[str, str] | None = None) -> dict[str, dict[str, str]]:
+    """Encode an order as a low-level DynamoDB item ``{"id": {"S"}, "quantity": {"N"}, …}``.
+
+    ``extra`` adds string attributes (provenance such as ``first_written_by``); they are
+    stored but never take part in the duplicate comparison.
+
+    Raises:
+        ValueError: an ``extra`` name would overwrite ``id``, ``quantity`` or
+            ``total_cents``.
+    """
+    item = {
+        "id": {"S": order.id},
+        "quantity": {"N": str(order.quantity)},
+        "total_cents": {"N": str(order.total_cents)},
+    }
+    for name, text in (extra or {}).items():
+        if name in item:
+            raise ValueError(f"extra attribute {name!r} would overwrite a business detail")
+        item[name] = {"S": text}
+    return item
+
+
+def from_item(item: object) -> StoredOrder:
+    """Decode the business details of a low-level DynamoDB item.
+
+    Numbers are parsed with ``Decimal(str)``, which is exact for every number DynamoDB
+    can hold; boto3's ``TypeDeserializer`` is avoided because its context can raise
+    ``decimal.Rounded`` on large numbers with many trailing zeros.
+
+    Raises:
+        UnreadableStoredOrder: the item is not a mapping, lacks ``id``, ``quantity`` or
+            ``total_cents``, has another attribute type than ``S``/``N``/``N``, or holds
+            a number that is not in DynamoDB's number form (ASCII digits, optional
+            ``-``, fraction and exponent).
+    """
+    if not isinstance(item, Mapping):
+        raise UnreadableStoredOrder(f"stored item is {json_type(item)}, not a map")
+    write_id = item.get(WRITE_ID)
+    return StoredOrder(
+        id=_attribute(item, "id", "S"),
+        quantity=_number(item, "quantity"),
+        total_cents=_number(item, "total_cents"),
+        write_id=write_id.get("S") if isinstance(write_id, Mapping) else None,
+    )
+
+
+def _attribute(item: Mapping[str, Any], name: str, type_code: str) -> str:
+    attribute = item.get(name)
+    if not isinstance(attribute, Mapping) or set(attribute) != {type_code}:
+        shown = sorted(attribute) if isinstance(attribute, Mapping) else attribute
+        raise UnreadableStoredOrder(
+            f"stored attribute {name!r} must be of type {type_code}, got {shown!r}"
+        )
+    text = attribute[type_code]
+    if not isinstance(text, str):
+        raise UnreadableStoredOrder(f"stored attribute {name!r} has a non-string {type_code} value")
+    return text
+
+
+def _number(item: Mapping[str, Any], name: str) -> Decimal:
+    text = _attribute(item, name, "N")
+    # Decimal() alone would also take " 4 ", "1_100", "+4" or non-ASCII digits ("４").
+    if not _DYNAMODB_NUMBER.fullmatch(text):
+        raise UnreadableStoredOrder(f"stored attribute {name!r} is not a number: {text[:40]!r}")
+    try:
+        number = Decimal(text)
+    except InvalidOperation as exc:
+        raise UnreadableStoredOrder(
+            f"stored attribute {name!r} is not a number: {text[:40]!r}"
+        ) from exc
+    if not number.is_finite():
+        raise UnreadableStoredOrder(f"stored attribute {name!r} is not a finite number")
+    return number
+
+
+# --- the conditional write ----------------------------------------------------------------
+
+
 def put_order_once(
     client: DynamoDBClient,
     table_name: str,
@@ -159,7 +240,7 @@ def put_order_once(
                 ReturnConsumedCapacity="TOTAL",
             )
         except ClientError as exc:
-            if not _condition_failed(exc):
+            if not condition_failed(exc):
                 raise
             previous = _previous_order(exc, order)
             if previous.write_id == write_id:
@@ -193,7 +274,8 @@ def require_answer(response: Mapping[str, Any], operation: str, table_name: str)
         )
 
 
-def _condition_failed(exc: ClientError) -> bool:
+def condition_failed(exc: ClientError) -> bool:
+    """Whether ``exc`` is DynamoDB's ``ConditionalCheckFailedException``."""
     return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
@@ -239,64 +321,6 @@ def read_order(client: DynamoDBClient, table_name: str, order_id: str) -> Stored
     if "Item" not in response:
         raise OrderNotFound(f"no order is stored under id {order_id!r}")
     return from_item(response["Item"])
-
-
-def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int:
-    """Add one to the diagnostic attempt counter of ``order_id`` and return the new count.
-
-    One ``UpdateItem``: ``ADD attempts :one, attempt_tokens :token`` on condition
-    ``NOT contains(attempt_tokens, :token)``, with a fresh token per call. If the
-    response is lost and botocore resends the same request, the condition fails on the
-    resend and the count is read from the ``ALL_OLD`` item: one call counts once. The
-    counter is independent of the business write and never part of a decision; whether
-    its failure matters is the caller's call (the fault modes need the count, an order
-    without one does not).
-
-    Raises:
-        TransientStoreError: the call failed transiently after botocore's attempts, or
-            its answer holds no readable count (not DynamoDB's: :func:`require_answer`).
-        botocore.exceptions.ClientError: any other DynamoDB error (access denied, a
-            missing table), unchanged.
-    """
-    token = uuid.uuid4().hex
-    with dynamodb_call("UpdateItem", table_name):
-        try:
-            response = client.update_item(
-                TableName=table_name,
-                Key={"id": {"S": order_id}},
-                UpdateExpression="ADD attempts :one, attempt_tokens :tokens",
-                ConditionExpression="NOT contains(attempt_tokens, :token)",
-                ExpressionAttributeValues={
-                    ":one": {"N": "1"},
-                    ":tokens": {"SS": [token]},
-                    ":token": {"S": token},
-                },
-                ReturnValues="UPDATED_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                ReturnConsumedCapacity="TOTAL",
-            )
-        except ClientError as exc:
-            if not _condition_failed(exc):
-                raise
-            # This call's own update, applied by an attempt whose response was lost.
-            return _count(exc.response.get("Item"), table_name)
-    require_answer(response, "UpdateItem", table_name)
-    return _count(response.get("Attributes"), table_name)
-
-
-def _count(item: Any, table_name: str) -> int:
-    """The ``attempts`` number of an item in attribute-value form.
-
-    Raises:
-        TransientStoreError: no readable count (the answer is not what DynamoDB sends).
-    """
-    try:
-        return int(item["attempts"]["N"])
-    except (KeyError, TypeError, ValueError):
-        raise TransientStoreError(
-            f"DynamoDB UpdateItem on {table_name} answered without a readable attempts "
-            "count; treated as a failure, safe to retry"
-        ) from None
 
 
 def provenance(source: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ permanent      raises ``InvalidOrder`` on every attempt
 
 Attempts are counted per business key, so a new execution of the same order sees
 attempt 3, 4, … and no longer faults. A counter update that botocore resends counts
-once (:func:`~order_guard.store.count_attempt`); an invocation whose counter committed
+once (:func:`~order_guard.attempts.count_attempt`); an invocation whose counter committed
 and which then failed was an attempt, and the retry is the next one. Invalid input is
 rejected before the attempt is counted: no DynamoDB write is made for a job that breaks
 the contract.
@@ -58,13 +58,14 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from order_guard.attempts import count_attempt
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, WorkflowWorkerSettings
 from order_guard.errors import AttemptsCounterUnavailable, InvalidOrder, TransientOrderError
 from order_guard.failures import describe, error_fields, is_transient
 from order_guard.orders import Order, validate_job, validate_order_id
+from order_guard.result import log_decision, log_summary
 from order_guard.store import (
     Decision,
-    count_attempt,
     decision_for_error,
     provenance,
     put_order_once,
@@ -146,7 +147,7 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
         order = validate_job(event, optional_keys={"mode"})
         mode = _mode(event, fault_modes_enabled=deps.settings.fault_modes_enabled)
     except InvalidOrder as exc:
-        _log_result(Decision.INVALID, None, reason=str(exc))
+        _log_result(Decision.INVALID, None, error=exc)
         raise
     attempt = _count_attempt(order, mode, deps)
     context = {"mode": mode, "attempt": attempt}
@@ -154,13 +155,13 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
         refusal = InvalidOrder(
             f"order {order.id!r}: mode 'permanent' rejects the order on every attempt"
         )
-        _log_result(Decision.INVALID, order, reason=str(refusal), **context)
+        _log_result(Decision.INVALID, order, error=refusal, **context)
         raise refusal
     if mode == "flaky" and attempt == 1:
         fault = TransientOrderError(
             f"order {order.id!r}: mode 'flaky' fails attempt 1 before the write"
         )
-        _log_result(Decision.ERROR, order, reason=str(fault), **error_fields(fault), **context)
+        _log_result(Decision.ERROR, order, error=fault, **context)
         raise fault
     try:
         outcome = put_order_once(
@@ -170,25 +171,12 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             provenance=provenance(f"lambda:{invocation_id}"),
         )
     except Exception as exc:
-        _log_result(
-            decision_for_error(exc),
-            order,
-            reason=str(exc),
-            **error_fields(exc),
-            **context,
-        )
+        _log_result(decision_for_error(exc), order, error=exc, **context)
         raise
     if outcome.decision is Decision.CONFLICT:
-        _log_result(
-            outcome.decision,
-            order,
-            stored=outcome.previous_details(),
-            requested=order.details(),
-            **context,
-        )
+        _log_result(outcome.decision, order, outcome=outcome, **context)
         outcome.raise_for_conflict()
-    previous = {"previous": outcome.previous_details()} if outcome.previous else {}
-    _log_result(outcome.decision, order, **context, **previous)
+    _log_result(outcome.decision, order, outcome=outcome, **context)
     if mode == "after-write" and attempt == 1:
         raise TransientOrderError(
             f"order {order.id!r}: mode 'after-write' fails attempt 1 after the write "
@@ -224,9 +212,9 @@ def _count_attempt(order: Order, mode: str, deps: Dependencies) -> int | None:
         _log_result(
             decision_for_error(failure),
             order,
+            error=failure,
             reason=f"attempts counter: {failure}",
             mode=mode,
-            **error_fields(failure),
         )
         if failure is exc:
             raise
@@ -256,19 +244,12 @@ def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any
             deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"])
         )
     except Exception as exc:
-        _log_summary("error", order_id, reason=str(exc), **error_fields(exc))
+        log_summary(logger, "error", order_id, error=exc)
         raise
     details = stored.details()
-    _log_summary("found", details["id"], total_cents=details["total_cents"])
+    log_summary(logger, "found", details["id"], total_cents=details["total_cents"])
     metrics.add_metric(name="SummariesRead", unit=MetricUnit.Count, value=1)
     return {"id": details["id"], "total_cents": details["total_cents"], "completed": True}
-
-
-def _log_summary(outcome: str, order_id: str | None, **fields: Any) -> None:
-    """The summary stage's RESULT line: no write decision, an ``outcome`` (``found`` or
-    ``error``)."""
-    log = logger.info if outcome == "found" else logger.warning
-    log("RESULT", extra={"stage": "summary", "outcome": outcome, "id": order_id, **fields})
 
 
 def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
@@ -283,17 +264,8 @@ def _mode(event: Mapping[str, Any], *, fault_modes_enabled: bool) -> str:
     return mode
 
 
-def _log_result(decision: Decision, order: Order | None, **fields: Any) -> None:
-    log = logger.info if decision in (Decision.ACCEPTED, Decision.DUPLICATE) else logger.warning
-    log(
-        "RESULT",
-        extra={
-            "stage": "store",
-            "decision": decision.value,
-            "id": order.id if order else None,
-            "quantity": order.quantity if order else None,
-            **fields,
-        },
-    )
-    # After the RESULT line: a metrics failure never hides a decision.
+def _log_result(decision: Decision, order: Order | None, **kwargs: Any) -> None:
+    """The store stage's ``RESULT`` line (:func:`order_guard.result.log_decision`), then
+    its decision's metric: a metrics failure never hides a decision."""
+    log_decision(logger, decision, order, stage="store", **kwargs)
     metrics.add_metric(name=decision.metric_name, unit=MetricUnit.Count, value=1)
