@@ -1,5 +1,5 @@
 /*
- * Order Guard, the queue path, as a SPIN model (README, "Proof of the protocol").
+ * Order Guard, the queue path, as a SPIN model (docs/proofs.md).
  *
  * One business key: order ids are independent (each id has its own item and its own
  * messages), so one id with three messages covers them: two identical copies of an order

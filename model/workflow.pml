@@ -1,5 +1,5 @@
 /*
- * Order Guard, the workflow path, as a SPIN model (README, "Proof of the protocol").
+ * Order Guard, the workflow path, as a SPIN model (docs/proofs.md).
  *
  * Three executions of OrdersStateMachine for one order id run at once: the order
  * (quantity 1), a re-execution of the same order (quantity 1) and a conflicting order

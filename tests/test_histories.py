@@ -116,7 +116,7 @@ class Reference:
         return received, moved
 
     def decide(self, message: Message) -> str:
-        """The write decision for one record (DESIGN.md's table), with its faults."""
+        """The write decision for one record (docs/design.md, "The write decision"), with its faults."""
         if message.order_id is None or message.quantity is None:
             return "invalid"
         order, quantity = message.order_id, message.quantity

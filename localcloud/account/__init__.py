@@ -48,9 +48,6 @@ from localcloud.state.history import History
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
     "lambda": {"use_docker": False},
-    # AWS managed policies exist (AWSLambdaBasicExecutionRole, which SAM attaches to the
-    # roles it makes), as in every account.
-    "iam": {"load_aws_managed_policies": True},
 }
 FAKE_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "localcloud",

@@ -182,7 +182,7 @@ def plan(
             message is the change set's status reason.
     """
     template = from_body(parse_body(template_text), dict(parameters))
-    deployed, _ = prepare(template, host.client, host.region)
+    deployed, _ = prepare(template, host.region)
     changes = [
         Change("Add", logical_id, str(resource.get("Type")))
         for logical_id, resource in deployed.resources.items()

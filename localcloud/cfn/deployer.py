@@ -26,6 +26,7 @@ from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources import provider
 from localcloud.cfn.resources.base import ACCOUNT_ID, check_properties
+from localcloud.cfn.resources.iam_role import aws_managed_policy_arns
 from localcloud.cfn.resources.logs_query_definition import QueryDefinition
 from localcloud.cfn.template import Template
 from localcloud.cfn.transform import declares_transform, transform
@@ -127,15 +128,9 @@ class Deployment:
         return resolved
 
 
-def prepare(
-    template: Template, client: ClientFactory | None, region: str
-) -> tuple[Template, Template | None]:
+def prepare(template: Template, region: str) -> tuple[Template, Template | None]:
     """The template the deployer creates, and the template as written when the SAM
     transform was applied to it (``None`` otherwise).
-
-    Args:
-        client: the account's clients, to look up AWS managed policies a function names
-            (``None``: the template must name none).
 
     Raises:
         UnsupportedTemplate: the transform refused the template.
@@ -143,17 +138,12 @@ def prepare(
     if not declares_transform(template.body):
         return template, None
 
-    def policies() -> dict[str, str]:
-        if client is None:
-            raise UnsupportedTemplate("Policies", "managed policy names need the account")
-        return managed_policies(client)
-
     transformed = transform(
         template.body,
         template.parameters,
         folder=template.path.parent,
         region=region,
-        managed_policies=policies,
+        managed_policies=aws_managed_policy_arns,
     )
     deployed = Template(
         path=template.path,
@@ -171,19 +161,9 @@ def function_properties(
     """A function's properties as CloudFormation deploys them: after the SAM transform
     (``Globals`` merged as SAM merges them, ``Environment.Variables`` key by key),
     intrinsics unresolved."""
-    deployed, _ = prepare(template, None, region)
+    deployed, _ = prepare(template, region)
     properties: dict[str, Any] = dict(deployed.resources[logical_id].get("Properties", {}))
     return properties
-
-
-def managed_policies(client: ClientFactory) -> dict[str, str]:
-    """The AWS managed policies the local account knows (moto has AWS's list), by name:
-    what a function's ``Policies: [AWSLambdaExecute]`` names."""
-    found: dict[str, str] = {}
-    for page in client("iam").get_paginator("list_policies").paginate(Scope="AWS"):
-        for policy in page["Policies"]:
-            found[policy["PolicyName"]] = policy["Arn"]
-    return found
 
 
 def deploy(
@@ -219,7 +199,7 @@ def deploy(
         UnsupportedTemplate: naming the resource and property the local cloud cannot
             honour (or the transform's reason).
     """
-    deployed, source = prepare(template, client, region)
+    deployed, source = prepare(template, region)
     deployment = Deployment(
         template=deployed,
         source=source,

@@ -115,7 +115,7 @@ def update(
         Exception: a failure of the rollback itself, unchanged (the stack is left as the
             failure found it: CloudFormation's ``UPDATE_ROLLBACK_FAILED``).
     """
-    deployed, _ = prepare(template, client, previous.region)
+    deployed, _ = prepare(template, previous.region)
     check_supported(deployed)
     kept = kept_resources(previous, deployed)
     # Removed from the template and holding data, or retained: left in place until the

@@ -14,7 +14,7 @@ from botocore.config import Config
 
 from order_guard.errors import ConfigurationError
 
-# The time budget (README, "The time budget"). DynamoDB answers a PutItem in
+# The time budget (docs/failures.md, "The time budget"). DynamoDB answers a PutItem in
 # milliseconds; a call that hangs must fail inside the function timeout (template
 # Globals.Function.Timeout, 10 s) instead of after botocore's defaults (60 s read timeout).
 CONNECT_TIMEOUT_S: Final = 0.5

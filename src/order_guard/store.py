@@ -70,7 +70,7 @@ _DYNAMODB_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 class Decision(StrEnum):
-    """The write decision for one job (DESIGN.md, "The write decision")."""
+    """The write decision for one job (docs/design.md, "The write decision")."""
 
     ACCEPTED = "accepted"
     DUPLICATE = "duplicate"
@@ -333,7 +333,7 @@ def provenance(source: str) -> dict[str, str]:
 
 
 def decision_for_error(exc: BaseException) -> Decision:
-    """Classify a raised error for the RESULT log line (DESIGN.md, the write decision).
+    """Classify a raised error for the RESULT log line (docs/design.md, "The write decision").
 
     ``InvalidOrder`` → invalid, ``OrderConflict`` → conflict, anything else → error.
     """

@@ -1,13 +1,24 @@
 """``AWS::IAM::Role``: a role with its inline and managed policies. The local cloud does
-not enforce IAM: the role is created, readable, and grants nothing it checks."""
+not enforce IAM: the role is created, readable, and grants nothing it checks.
+
+AWS managed policies (``AWSLambdaBasicExecutionRole``, which SAM attaches to the roles it
+makes, or a function's ``Policies: [AWSLambdaExecute]``) exist in every AWS account. moto
+ships their documents but loads all of them (over a thousand) into every IAM backend it
+makes or resets only when told to, which costs about a second each time; here only the
+policies a role attaches are added to the account, from the same documents.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from localcloud.cfn.resources.base import Provider, physical_name
+from moto.iam.aws_managed_policies import aws_managed_policies_data
+from moto.iam.models import AWSManagedPolicy, iam_backends
+
+from localcloud.cfn.resources.base import ACCOUNT_ID, Provider, physical_name
 
 if TYPE_CHECKING:
     from localcloud.cfn.deployer import Deployment
@@ -44,6 +55,7 @@ class RoleProvider(Provider):
                 PolicyDocument=json.dumps(versioned(policy["PolicyDocument"])),
             )
         for policy_arn in properties.get("ManagedPolicyArns", []):
+            _add_if_aws_managed(str(policy_arn))
             iam.attach_role_policy(RoleName=name, PolicyArn=str(policy_arn))
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
@@ -62,6 +74,37 @@ def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
     2012-10-17 or greater"). IAM is not enforced locally, so the version only lets moto
     store the policy."""
     return {"Version": "2012-10-17", **document}
+
+
+@functools.cache
+def _aws_managed_documents() -> dict[str, dict[str, Any]]:
+    """moto's copy of AWS's managed policies, by policy name."""
+    documents: dict[str, dict[str, Any]] = json.loads(aws_managed_policies_data)
+    return documents
+
+
+def aws_managed_policy_arns() -> dict[str, str]:
+    """Every AWS managed policy's ARN by name, as SAM's transform looks a function's
+    ``Policies: [Name]`` up (``get_managed_policy_map``)."""
+    return {
+        name: f"arn:aws:iam::aws:policy{document.get('Path', '/')}{name}"
+        for name, document in _aws_managed_documents().items()
+    }
+
+
+def _add_if_aws_managed(arn: str) -> None:
+    """Add the AWS managed policy ``arn`` to the local account if it is one and is not
+    there yet; any other ARN is left to IAM (which refuses one that does not exist)."""
+    prefix = "arn:aws:iam::aws:policy"
+    if not arn.startswith(prefix):
+        return
+    name = arn.rsplit("/", 1)[-1]
+    document = _aws_managed_documents().get(name)
+    backend = iam_backends[ACCOUNT_ID]["aws"]
+    if document is None or arn in backend.managed_policies:
+        return
+    policy = AWSManagedPolicy.from_data(name, ACCOUNT_ID, backend.region_name, document)
+    backend.managed_policies[policy.arn] = policy
 
 
 PROVIDER: Final = RoleProvider()
