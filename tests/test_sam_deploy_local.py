@@ -314,10 +314,10 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
 
     # When the handler's code and a parameter change and sam deploy runs again
     worker = project / "src" / "order_guard" / "queue_worker.py"
+    source = worker.read_text()
+    assert source.count("processed=processed,") == 1  # the edit below changes the code
     worker.write_text(
-        worker.read_text().replace(
-            '"RESULT", extra={', '"RESULT", extra={"marker": "redeployed-v2", ', 1
-        )
+        source.replace("processed=processed,", 'processed=processed, marker="redeployed-v2",')
     )
     assert sam(server, "build", cwd=project).returncode == 0
     updated = deploy(
