@@ -24,7 +24,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser model histories test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -95,8 +95,14 @@ lint: setup ## ruff, mypy, lint-imports (the local cloud's layers), cfn-lint, sa
 build: setup ## sam build (no container: pure-Python dependencies only)
 	sam build
 
-test: lint scan build browser model ## everything CI runs: lint, scanners, sam build, the model check, then the test suite
-	pytest
+# The test suite's files run on every core (pytest-xdist; JOBS=0 runs them in this one process).
+JOBS ?= auto
+
+check: lint ## the fast loop: lint, then the product's unit tests (tests/unit)
+	pytest -m unit -n $(JOBS)
+
+test: lint scan build browser model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite
+	pytest -n $(JOBS) --dist loadfile
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
 #   CONFIG_ENV=prod                       samconfig.toml environment (default: default)
@@ -125,10 +131,10 @@ soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted fo
 	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
 
 histories: $(STAMP) ## the nightly size of the generated histories against the real worker (HISTORIES=2000)
-	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/test_histories.py --hypothesis-show-statistics
+	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/proofs/test_histories.py --hypothesis-show-statistics
 
 attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=15)
-	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/test_log_attribution.py -k concurrent
+	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/localcloud/test_log_attribution.py -k concurrent
 
 bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
 	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)

@@ -4,7 +4,7 @@ The class name of each error is a contract: the Lambda Python runtime reports a 
 exception with ``errorType`` set to the *unqualified* class name, and Step Functions
 matches a retrier's or catcher's ``ErrorEquals`` against that exact string. Renaming a
 class here silently changes which retrier or catcher applies in
-``statemachine/orders.asl.json``; ``tests/test_state_machine.py`` pins the names.
+``statemachine/orders.asl.json``; ``tests/template/test_state_machine.py`` pins the names.
 
 None of these classes subclasses another on purpose: a subclass would report its own
 name and would not be matched by a retrier that lists only the parent.

@@ -42,7 +42,7 @@ The workers call DynamoDB only inside :func:`dynamodb_call`, which turns a trans
 botocore failure into ``TransientStoreError`` with the original as ``__cause__``. The
 Lambda runtime reports the unqualified class name as ``errorType``, so every transient
 DynamoDB failure reaches Step Functions under that one name, whatever the runtime's
-botocore models; ``tests/test_failure_taxonomy.py`` proves that each transient kind
+botocore models; ``tests/unit/test_failure_taxonomy.py`` proves that each transient kind
 reaches a retrier in both Task states and no permanent one does.
 """
 

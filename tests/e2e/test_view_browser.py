@@ -1,0 +1,107 @@
+"""The live view in a real browser: headless Chromium (Debian's package) driven by
+Playwright, while the seed scenarios run against the local server.
+
+`make test` installs chromium when it is missing (as root) or says what to install;
+these tests never skip: without a browser they fail, saying so. Screenshots of the page
+after each scenario are kept in test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from localcloud.account import LocalCloud
+from localcloud.project import ROOT
+from localcloud.state import run_execution
+from tests.support.browser import CHROMIUM_FLAGS, chromium
+from tests.support.cloud import started
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalCloud]:
+    with started(server=True, visibility_timeout=1) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def page(browser: Browser, server: LocalCloud) -> Iterator[Page]:
+    opened = browser.new_page(viewport={"width": 1440, "height": 1000})
+    assert server.view_url is not None
+    opened.goto(server.view_url)
+    yield opened
+    opened.close()
+
+
+def deliver(server: LocalCloud, *bodies: dict[str, object]) -> None:
+    for body in bodies:
+        server.client("sqs").send_message(
+            QueueUrl=server.outputs["JobsQueueUrl"], MessageBody=json.dumps(body)
+        )
+    server.drain(timeout_s=60)
+
+
+def screenshot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def test_the_seed_queue_scenario_as_a_learner_sees_it(server: LocalCloud, page: Page) -> None:
+    first = {"id": "dedup-order", "quantity": 4}
+    deliver(server, first)
+    deliver(server, first, first)  # two copies, one batch
+    deliver(server, {"id": "other-order", "quantity": 1})
+    deliver(server, {"id": "dedup-order", "quantity": 5})  # the conflicting copy
+
+    orders = page.locator("#orders tr")
+    expect(orders).to_have_count(3)  # the header and two orders
+    for row, (order_id, quantity, total) in zip(
+        orders.all()[1:], [("dedup-order", "4", "1100"), ("other-order", "1", "350")], strict=True
+    ):
+        expect(row.locator("td").nth(0)).to_have_text(order_id)
+        expect(row.locator("td").nth(1)).to_have_text(quantity)
+        expect(row.locator("td").nth(2)).to_have_text(total)
+    duplicates = page.locator('tr.decision[data-decision="duplicate"]')
+    expect(duplicates).to_have_count(2)
+    for row in duplicates.all():
+        cells = row.locator("td")
+        expect(cells.nth(5)).to_have_text("qty 4, 1100¢")  # item before …
+        expect(cells.nth(6)).to_have_text("qty 4, 1100¢")  # … and after: unchanged
+        expect(cells.nth(4)).to_contain_text("duplicate")  # the word, not only the colour
+    expect(page.locator('tr.decision[data-decision="conflict"]')).to_have_count(5)
+    expect(page.locator("#queues tr").nth(2)).to_contain_text("DeadLetterQu")
+    expect(page.locator("#queues tr").nth(2).locator("td").nth(1)).to_have_text("1")
+    assert screenshot(page, "live-view-queue-scenario.png").stat().st_size > 10_000
+
+
+def test_the_seed_workflow_as_a_learner_sees_it(server: LocalCloud, page: Page) -> None:
+    execution_input = json.loads((ROOT / "events" / "execution-after-write-order.json").read_text())
+    described, _ = run_execution(server, "after-write-order", execution_input)
+    assert described["status"] == "SUCCEEDED"
+
+    row = page.locator('tr.execution[data-name="after-write-order"]')
+    expect(row).to_contain_text("SUCCEEDED")
+    expect(row).to_contain_text("StoreOrder failed: TransientOrderError")
+    expect(row).to_contain_text("StoreOrder succeeded")
+    expect(row).to_contain_text("ReadSummary succeeded")
+    expect(row).to_contain_text('"total_cents": 1100')
+    expect(page.locator('tr.decision[data-decision="accepted"]').first).to_contain_text(
+        "protected-order"
+    )
+    assert screenshot(page, "live-view-workflow.png").stat().st_size > 10_000

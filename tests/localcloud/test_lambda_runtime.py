@@ -1,0 +1,262 @@
+"""The Lambda bridge reports what the Python runtime reports, on small probe handlers."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localcloud.account import LocalCloud
+from localcloud.lambda_runtime import InProcessFunction, Invocation
+from tests.support.paths import FIXTURES
+
+BRIDGE_FUNCTIONS = FIXTURES / "bridge_functions"
+
+
+def function(
+    handler: str,
+    *,
+    timeout_s: int = 3,
+    environment: dict[str, str] | None = None,
+    name: str | None = None,
+    code_uri: Path = BRIDGE_FUNCTIONS,
+) -> InProcessFunction:
+    name = name or f"probe-{handler.replace('.', '-')}"
+    return InProcessFunction(
+        name=name,
+        arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
+        code_uri=code_uri,
+        handler=handler,
+        environment=environment or {},
+        timeout_s=timeout_s,
+        memory_mb=128,
+        log_group="/aws/lambda/probe",
+        region="us-east-1",
+    )
+
+
+def test_a_handler_sees_its_variables_and_no_host_aws_config_files() -> None:
+    probe = function("probe.environment", environment={"ORDERS_TABLE_NAME": "local-orders"})
+
+    seen = probe.invoke(
+        {
+            "names": [
+                "ORDERS_TABLE_NAME",
+                "AWS_LAMBDA_FUNCTION_NAME",
+                "AWS_CONFIG_FILE",
+                "AWS_SHARED_CREDENTIALS_FILE",
+            ]
+        }
+    ).payload
+
+    assert seen == {
+        "ORDERS_TABLE_NAME": "local-orders",
+        "AWS_LAMBDA_FUNCTION_NAME": probe.name,
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    }
+
+
+def test_a_local_cloud_hides_the_host_aws_variables_while_it_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "production-admin")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.example")
+    with LocalCloud():
+        assert "AWS_PROFILE" not in os.environ
+        assert "AWS_ENDPOINT_URL_DYNAMODB" not in os.environ
+    assert os.environ["AWS_PROFILE"] == "production-admin"
+    assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "https://dynamodb.example"
+
+
+def test_a_change_another_thread_makes_meanwhile_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXTRA", "host")
+    function("probe.another_thread_changes_extra", environment={"EXTRA": "function"}).invoke({})
+    assert os.environ["EXTRA"] == "changed meanwhile"
+
+
+def test_after_the_invocation_the_host_environment_is_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setenv("AWS_PROFILE", "production-admin")
+    before = dict(os.environ)
+    function("probe.environment", environment={"EXTRA": "1"}).invoke({"names": []})
+    assert dict(os.environ) == before
+
+
+def test_an_invocation_past_its_timeout_fails_whatever_it_returned() -> None:
+    invocation = function("probe.slow", timeout_s=1).invoke({"seconds": 1.1})
+    assert invocation.error
+    assert invocation.error_type == "Sandbox.Timedout"
+    assert "Task timed out after 1.00 seconds" in invocation.payload["errorMessage"]
+
+
+def test_an_import_failure_is_runtime_import_module_error_with_the_start_line_logged() -> None:
+    invocation = function("broken.handler").invoke({})
+    assert invocation.error_type == "Runtime.ImportModuleError"
+    # awslambdaric bootstrap._get_handler: "Unable to import module '{modname}': {error}"
+    assert invocation.payload["errorMessage"] == (
+        "Unable to import module 'broken': No module named 'a_module_that_is_not_installed'"
+    )
+    assert invocation.payload["stackTrace"] == []
+    assert invocation.log_lines[0].startswith("START RequestId:")
+
+
+def test_a_missing_handler_module_or_function_is_reported_as_the_runtime_does() -> None:
+    missing_module = function("nowhere.handler").invoke({}).payload
+    missing_function = function("probe.nothing").invoke({}).payload
+
+    assert (missing_module["errorType"], missing_module["errorMessage"]) == (
+        "Runtime.ImportModuleError",
+        "Unable to import module 'nowhere': No module named 'nowhere'",
+    )
+    assert (missing_function["errorType"], missing_function["errorMessage"]) == (
+        "Runtime.HandlerNotFound",
+        "Handler 'nothing' missing on module 'probe'",
+    )
+
+
+def test_another_exception_at_import_keeps_its_own_class_name() -> None:
+    invocation = function("raises_at_import.handler").invoke({})
+
+    assert invocation.error_type == "ValueError"
+    assert invocation.payload["errorMessage"] == "ORDERS_TABLE_NAME is not set"
+    assert "raises_at_import.py" in invocation.payload["stackTrace"][-1]
+    assert not any("localcloud" in frame for frame in invocation.payload["stackTrace"])
+
+
+def test_a_syntax_error_is_runtime_user_code_syntax_error(tmp_path: Path) -> None:
+    # Written at test time: a fixture file with a syntax error would break ruff.
+    module = tmp_path / "broken_syntax.py"
+    module.write_text("def handler(event, context)\n    return None\n")
+    with pytest.raises(SyntaxError) as compiled:
+        compile(module.read_text(), str(module), "exec")
+    error = compiled.value
+
+    invocation = function("broken_syntax.handler", code_uri=tmp_path).invoke({})
+
+    assert invocation.error_type == "Runtime.UserCodeSyntaxError"
+    assert invocation.payload["errorMessage"] == f"Syntax error in module 'broken_syntax': {error}"
+    assert invocation.payload["stackTrace"] == [
+        f'  File "{module}" Line {error.lineno}\n    {error.text}'
+    ]
+
+
+def test_sys_exit_is_runtime_exit_error() -> None:
+    assert function("probe.exits").invoke({}).error_type == "Runtime.ExitError"
+
+
+def test_a_response_that_is_not_json_is_runtime_marshal_error() -> None:
+    assert function("probe.unserialisable").invoke({}).error_type == "Runtime.MarshalError"
+
+
+def test_decimals_at_any_depth_are_json_numbers() -> None:
+    invocation = function("responses.decimals").invoke({})
+
+    assert not invocation.error
+    assert invocation.payload == {
+        "whole": 4,
+        "fraction": 1.5,
+        "nested": {"items": [{"quantity": 2, "price": 19.99}]},
+    }
+    assert isinstance(invocation.payload["whole"], int)
+    assert invocation.payload_bytes() == (
+        b'{"whole": 4, "fraction": 1.5, "nested": {"items": [{"quantity": 2, "price": 19.99}]}}'
+    )
+
+
+def test_what_the_runtime_marshaller_also_accepts() -> None:
+    """simplejson's defaults: a namedtuple is an object, nested bytes are UTF-8 text."""
+    invocation = function("responses.accepted_by_simplejson").invoke({})
+
+    assert not invocation.error
+    assert invocation.payload == {
+        "point": {"x": 1, "y": 2},
+        "pair": [1, 2],
+        "raw": "café",
+        "3": "int key",
+    }
+
+
+def test_a_set_is_still_runtime_marshal_error_with_the_runtime_message() -> None:
+    invocation = function("responses.a_set").invoke({})
+
+    assert invocation.error_type == "Runtime.MarshalError"
+    assert invocation.payload["errorMessage"] == (
+        "Unable to marshal response: Object of type set is not JSON serializable"
+    )
+    assert invocation.payload["stackTrace"] == []
+
+
+def test_a_bytes_response_goes_out_as_it_is() -> None:
+    invocation = function("responses.raw_bytes").invoke({})
+
+    assert not invocation.error
+    assert invocation.payload_bytes() == b"not json"
+
+
+def powertools_records(invocation: Invocation) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in invocation.log_lines if line.startswith("{")]
+
+
+def cold_start_seen(invocation: Invocation) -> tuple[bool, bool]:
+    """(Logger's ``cold_start`` key, whether Metrics emitted its ColdStart metric)."""
+    records = powertools_records(invocation)
+    logged = [record["cold_start"] for record in records if record.get("message") == "handled"]
+    assert len(logged) == 1, invocation.log_lines
+    return logged[0], any("ColdStart" in record for record in records)
+
+
+def test_each_function_has_its_own_powertools_cold_start() -> None:
+    from aws_lambda_powertools.logging import logger as powertools_logger
+
+    queue = function("powertools_probe.handler", name="probe-queue-worker")
+    workflow = function("powertools_probe.handler", name="probe-workflow-worker")
+    process_flag = powertools_logger.is_cold_start
+
+    seen = [
+        cold_start_seen(queue.invoke({})),
+        cold_start_seen(workflow.invoke({})),
+        cold_start_seen(queue.invoke({})),
+        cold_start_seen(workflow.invoke({})),
+    ]
+
+    assert seen == [(True, True), (True, True), (False, False), (False, False)]
+    assert powertools_logger.is_cold_start is process_flag
+
+
+def test_a_new_execution_environment_starts_cold_again() -> None:
+    probe = function("powertools_probe.handler", name="probe-updated-configuration")
+    probe.invoke({})
+    warm = probe.invoke({})
+
+    probe.new_execution_environment()
+    after = probe.invoke({})
+
+    assert cold_start_seen(warm) == (False, False)
+    assert cold_start_seen(after) == (True, True)
+
+
+def test_output_of_threads_running_before_the_invocation_stays_out_of_its_log() -> None:
+    stop = threading.Event()
+
+    def server_thread() -> None:
+        while not stop.is_set():
+            print("from a thread that was already running")
+            time.sleep(0.001)
+
+    background = threading.Thread(target=server_thread)
+    background.start()
+    try:
+        invocation = function("probe.chatty_neighbour").invoke({})
+    finally:
+        stop.set()
+        background.join()
+    assert "from the handler" in invocation.log_lines
+    assert "from a thread the handler started" in invocation.log_lines
+    assert "from a thread that was already running" not in invocation.log_lines

@@ -1,0 +1,287 @@
+"""The live view and `status`: what they show, read through the page's own routes."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from localcloud.account import LocalCloud
+from localcloud.server.view import create_app, short
+from localcloud.state import TABLE_PAGE_ITEMS
+from localcloud.state.history import decision_of
+from localcloud.tools.report import render_status
+
+
+@pytest.fixture
+def cloud(make_cloud: Callable[..., LocalCloud]) -> LocalCloud:
+    return make_cloud(visibility_timeout=1)
+
+
+def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
+    for body in bodies:
+        cloud.client("sqs").send_message(
+            QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=json.dumps(body)
+        )
+
+
+def get(cloud: LocalCloud, path: str) -> str:
+    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    response = client.get(path)
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def rows(html: str, table: str) -> list[str]:
+    """The text of each row of one table, tags removed."""
+    body = html.split(f'<table id="{table}">', 1)[1].split("</table>", 1)[0]
+    return [
+        " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)[1:]
+    ]
+
+
+def test_decisions_show_newest_first_with_their_word_items_and_source(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "view-order", "quantity": 4})
+    cloud.drain(timeout_s=30)
+    send(cloud, {"id": "view-order", "quantity": 4})
+    cloud.drain(timeout_s=30)
+
+    html = get(cloud, "/sections")
+
+    duplicate, accepted = rows(html, "decisions")
+    assert "view-order" in duplicate
+    assert "duplicate" in duplicate
+    assert duplicate.count("qty 4, 1100¢") == 2  # before and after: unchanged
+    assert "ConditionalCheckFailedException" in duplicate
+    assert "attribute_not_exists(id)" in accepted
+    assert re.search(r"accepted — qty 4, 1100¢$", accepted)
+    assert "receive 1" in accepted
+    assert '<span class="badge duplicate">duplicate</span>' in html  # colour and word
+
+
+def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "shown-order", "quantity": 2})
+    cloud.drain(timeout_s=30)
+    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker.invoke({"id": "shown-flow", "quantity": 1})
+
+    html = get(cloud, "/sections")
+
+    assert [r.split()[1:3] for r in rows(html, "queues")] == [["0", "0"], ["0", "0"]]
+    assert "after 5 receives" in rows(html, "queues")[0]
+    (mapping,) = rows(html, "mappings")
+    assert mapping.endswith("10 Enabled")
+    assert {r.split()[0] for r in rows(html, "orders")} == {"shown-order", "shown-flow"}
+    assert rows(html, "attempts") == ["shown-flow 1"]
+    newest = rows(html, "invocations")[0]
+    assert re.search(r"shown-flow.* ok [0-9.]+ ms$", newest)
+    assert f'title="{cloud.outputs["WorkflowWorkerFunctionName"]}"' in html  # whole name on hover
+
+
+def test_deleted_resources_show_as_gone_and_the_decisions_stay(cloud: LocalCloud) -> None:
+    send(cloud, {"id": "kept-order", "quantity": 3})
+    cloud.drain(timeout_s=30)
+    cloud.client("sqs").delete_queue(QueueUrl=cloud.outputs["JobsQueueUrl"])
+    cloud.client("dynamodb").delete_table(TableName=cloud.outputs["OrdersTableName"])
+    cloud.client("logs").delete_log_group(logGroupName=cloud.outputs["QueueWorkerLogGroupName"])
+
+    html = get(cloud, "/sections")
+
+    assert "gone (deleted)" in rows(html, "queues")[0]
+    assert 'Orders table <span class="gone">gone (deleted)</span>' in html
+    (decision,) = rows(html, "decisions")
+    assert "kept-order" in decision
+    assert "accepted" in decision
+
+
+def test_long_ids_are_shortened_with_the_whole_id_on_hover(cloud: LocalCloud) -> None:
+    long_id = "a-very-long-order-identifier-that-would-not-fit"
+    send(cloud, {"id": long_id, "quantity": 1})
+    cloud.drain(timeout_s=30)
+
+    html = get(cloud, "/sections")
+
+    assert f'<span class="id" title="{long_id}">{short(long_id, 20)}</span>' in html
+    assert short(long_id, 20).endswith("…")
+
+
+def test_the_page_loads_htmx_and_refreshes_its_sections_every_second(cloud: LocalCloud) -> None:
+    html = get(cloud, "/")
+    assert 'hx-get="/sections" hx-trigger="every 1s"' in html
+    assert '<script src="/htmx.min.js"></script>' in html
+    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    assert client.get("/htmx.min.js").status_code == 200
+
+
+def test_status_prints_the_same_tables_once(
+    cloud: LocalCloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    send(cloud, {"id": "status-order", "quantity": 2}, {"id": "status-order", "quantity": 5})
+    cloud.drain(timeout_s=60)
+    state = json.loads(get(cloud, "/state.json"))
+
+    render_status(Console(width=200), state)
+
+    out = capsys.readouterr().out
+    for heading in ("Queues", "Event source mappings", "Write decisions", "Orders table"):
+        assert heading in out
+    assert out.count("conflict") == 5  # listed on each of the maxReceiveCount receives
+    assert "accepted" in out
+
+
+class CountingTarget:
+    """A target whose DynamoDB client counts the items its reads return."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.items_read = 0
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return self.cloud.outputs
+
+    def settle(self, timeout_s: float) -> None:
+        self.cloud.settle(timeout_s)
+
+    def client(self, service: str) -> Any:
+        client = self.cloud.client(service)
+        if service != "dynamodb":
+            return client
+        target = self
+
+        class Counting:
+            def __getattr__(self, name: str) -> Any:
+                method = getattr(client, name)
+                if name not in ("scan", "query", "get_item", "batch_get_item"):
+                    return method
+
+                def counted(**kwargs: Any) -> Any:
+                    response = method(**kwargs)
+                    target.items_read += len(response.get("Items", [])) + ("Item" in response)
+                    return response
+
+                return counted
+
+        return Counting()
+
+
+def fill(cloud: LocalCloud, orders: int, first: int = 0) -> None:
+    """``orders`` stored orders with 2 KB ids, and as many write decisions in the history."""
+    dynamodb = cloud.client("dynamodb")
+    ids = [f"{n:06d}-" + "x" * 2041 for n in range(first, first + orders)]
+    for start in range(0, len(ids), 25):
+        dynamodb.batch_write_item(
+            RequestItems={
+                cloud.outputs["OrdersTableName"]: [
+                    {
+                        "PutRequest": {
+                            "Item": {
+                                "id": {"S": order_id},
+                                "quantity": {"N": "4"},
+                                "total_cents": {"N": "1100"},
+                            }
+                        }
+                    }
+                    for order_id in ids[start : start + 25]
+                ]
+            }
+        )
+    for order_id in ids:
+        line = {"message": "RESULT", "decision": "accepted", "id": order_id, "quantity": 4}
+        cloud.history.decisions.append(decision_of(line, 0.0))
+
+
+def refresh(cloud: LocalCloud, path: str) -> tuple[int, int]:
+    """(items read from DynamoDB, bytes sent) for one request of the view."""
+    target = CountingTarget(cloud)
+    response = create_app(target, cloud.history, "order-guard").test_client().get(path)
+    assert response.status_code == 200
+    return target.items_read, len(response.get_data())
+
+
+def test_a_refresh_reads_and_sends_the_same_bounded_amount_whatever_the_table_size(
+    cloud: LocalCloud,
+) -> None:
+    fill(cloud, 200)
+    small = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
+    fill(cloud, 1800, first=200)  # 2,000 orders of 2 KB and 2,000 decisions in all
+    large = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
+
+    for path in small:
+        items_small, bytes_small = small[path]
+        items_large, bytes_large = large[path]
+        assert items_large == items_small <= 2 * TABLE_PAGE_ITEMS  # a page per table, at most
+        assert bytes_large <= bytes_small * 1.02
+    assert large["/sections"][1] < 150_000  # not the 4 MB of ids the table holds
+    html = get(cloud, "/sections")
+    assert "2000 in all, page 1 of 40" in html
+    assert "2000 item(s); 25 shown" in html
+
+
+def test_older_decisions_are_on_later_pages_newest_first(cloud: LocalCloud) -> None:
+    for n in range(60):
+        line = {"message": "RESULT", "decision": "accepted", "id": f"order-{n:02d}", "quantity": 1}
+        cloud.history.decisions.append(decision_of(line, float(n)))
+
+    first = json.loads(get(cloud, "/state.json"))
+    second = json.loads(get(cloud, "/state.json?decisions=2"))
+
+    assert [d["order_id"] for d in first["decisions"]][:2] == ["order-59", "order-58"]
+    assert [d["order_id"] for d in second["decisions"]] == [
+        f"order-{n:02d}" for n in range(9, -1, -1)
+    ]
+    assert second["pages"]["decisions"] == {"page": 2, "count": 2, "total": 60}
+    assert '<a href="?decisions=2">older</a>' in get(cloud, "/sections")
+
+
+HOSTILE_ID = "\x1b[2J\x1b[H\rRESULT queue accepted fake\u202eredro\x9b31m\u2028"
+
+
+def test_status_prints_a_stored_id_with_its_control_characters_escaped(cloud: LocalCloud) -> None:
+    send(cloud, {"id": HOSTILE_ID, "quantity": 2})
+    cloud.drain(timeout_s=30)
+    state = json.loads(get(cloud, "/state.json"))
+    out = io.StringIO()
+
+    render_status(Console(file=out, width=400, color_system=None), state)
+
+    printed = out.getvalue()
+    assert HOSTILE_ID not in printed
+    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
+        assert raw not in printed
+    assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed
+
+
+def test_executions_started_without_a_name_get_one_and_the_view_stays_up(
+    cloud: LocalCloud,
+) -> None:
+    """``aws stepfunctions start-execution`` without ``--name`` is the usual case: moto
+    named such an execution ``None``, a second one collided, and the view answered 500."""
+    sfn = cloud.client("stepfunctions")
+    arns = [
+        sfn.start_execution(
+            stateMachineArn=cloud.outputs["OrdersStateMachineArn"],
+            input=json.dumps({"id": f"unnamed-{n}", "quantity": 1}),
+        )["executionArn"]
+        for n in range(2)
+    ]
+    names = [arn.rsplit(":", 1)[-1] for arn in arns]
+    assert len(set(names)) == 2
+    assert all(len(name) == 36 and name.count("-") == 4 for name in names)  # UUIDs, as AWS
+    state = json.loads(get(cloud, "/state.json"))
+    assert {e["name"] for e in state["workflow"]["executions"]} >= set(names)
+
+
+def test_an_execution_input_of_megabytes_is_cut_in_every_refresh(cloud: LocalCloud) -> None:
+    big = json.dumps({"id": "big-input", "quantity": 1, "pad": "x" * 2_000_000})
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=cloud.outputs["OrdersStateMachineArn"], name="big", input=big
+    )
+    for path in ("/state.json", "/sections"):
+        assert len(get(cloud, path)) < 100_000
