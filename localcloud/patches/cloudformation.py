@@ -31,27 +31,16 @@ from localcloud.patches.registry import Method, Patch
 
 def _create_change_set(original: Method) -> Method:
     def create_change_set(
-        self: CloudFormationBackend,
-        stack_name: str,
-        change_set_name: str,
-        template: str,
-        parameters: dict[str, str],
-        description: str,
-        change_set_type: str,
-        notification_arns: list[str] | None = None,
-        tags: dict[str, str] | None = None,
-        role_arn: str | None = None,
+        self: CloudFormationBackend, *args: Any, **kwargs: Any
     ) -> tuple[str, str]:
+        """moto's arguments as moto passes them (by keyword), in moto's order (the
+        registry checks it): stack_name, change_set_name, template, parameters, …"""
+        template = kwargs["template"] if "template" in kwargs else args[2]
         host = changesets.host()
-        arguments = (stack_name, change_set_name, template, parameters, description)
         if host is None or not changesets.is_application(template):
-            created: tuple[str, str] = original(
-                self, *arguments, change_set_type, notification_arns, tags, role_arn
-            )
+            created: tuple[str, str] = original(self, *args, **kwargs)
             return created
-        return changesets.create(
-            self, host, *arguments, change_set_type, notification_arns, tags, role_arn
-        )
+        return changesets.create(self, host, *args, **kwargs)
 
     return create_change_set
 

@@ -42,6 +42,16 @@ def _parameter_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _visibility_option(p: argparse.ArgumentParser, default: int | None, note: str) -> None:
+    """``--visibility-timeout``: every local queue's, in seconds."""
+    p.add_argument(
+        "--visibility-timeout",
+        type=int,
+        default=default,
+        help=f"local queue visibility timeout in seconds ({note})",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -50,12 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo", help="play both seed scenarios on a fresh in-process local cloud"
     )
     _parameter_options(p)
-    p.add_argument(
-        "--visibility-timeout",
-        type=int,
-        default=DEMO_VISIBILITY_TIMEOUT,
-        help="local queue visibility timeout in seconds (template: 60)",
-    )
+    _visibility_option(p, DEMO_VISIBILITY_TIMEOUT, "template: 60")
     p.set_defaults(run=demo)
 
     p = commands.add_parser("serve", help="keep the application deployed on 127.0.0.1:PORT")
@@ -79,12 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--stack-name", default="order-guard")
     _parameter_options(p)
-    p.add_argument(
-        "--visibility-timeout",
-        type=int,
-        default=None,
-        help="local queue visibility timeout in seconds (default: the template's)",
-    )
+    _visibility_option(p, None, "default: the template's")
     p.set_defaults(run=serve)
 
     p = commands.add_parser("invoke", help="the Docker-free counterpart of `sam local invoke`")

@@ -291,25 +291,25 @@ def workflow_scenario(
             f"one item for {protected}", scan_ids(target, [protected]) == {protected: (4, 1100)}
         )
 
-    def repeated(step: Step, output: Any, store: list[TaskAttempt]) -> None:
-        step.expect(
-            "a new execution of the same order reports duplicate: true",
-            len(store) == 1
-            and store[0].error is None
-            and store[0].payload.get("duplicate") is True,
-            f"{store}",
-        )
-        _expect_summary(step, output, 1100)
+    def stored_once(
+        label: str, duplicate: bool, total_cents: int
+    ) -> Callable[[Step, Any, list[TaskAttempt]], None]:
+        """One StoreOrder attempt, succeeding with ``duplicate``, and the summary."""
 
-    def different_order(step: Step, output: Any, store: list[TaskAttempt]) -> None:
-        step.expect(
-            "stored once, duplicate: false",
-            len(store) == 1
-            and store[0].error is None
-            and store[0].payload.get("duplicate") is False,
-            f"{store}",
-        )
-        _expect_summary(step, output, 350)
+        def check(step: Step, output: Any, store: list[TaskAttempt]) -> None:
+            step.expect(
+                label,
+                len(store) == 1
+                and store[0].error is None
+                and store[0].payload.get("duplicate") is duplicate,
+                f"{store}",
+            )
+            _expect_summary(step, output, total_cents)
+
+        return check
+
+    repeated = stored_once("a new execution of the same order reports duplicate: true", True, 1100)
+    different_order = stored_once("stored once, duplicate: false", False, 350)
 
     execute(
         f"1. execution after-write-order{suffix}: {protected} 4, mode after-write",

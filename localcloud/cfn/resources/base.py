@@ -16,6 +16,8 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from botocore.exceptions import ClientError
+
 from localcloud.cfn.exceptions import UnsupportedTemplate
 
 if TYPE_CHECKING:
@@ -104,3 +106,24 @@ def physical_name(
 def flag(value: Any) -> bool:
     """A CloudFormation boolean (``true``, ``"true"``, ``"True"``)."""
     return str(value).lower() == "true"
+
+
+def read_s3_object(
+    stack: Deployment, where: str, bucket: object, key: object, version: object = None
+) -> bytes:
+    """The object a template's S3 location names (a ``sam deploy`` upload: a function's
+    ``Code``, a state machine's ``DefinitionS3Location``).
+
+    Raises:
+        UnsupportedTemplate: naming ``where`` and the object, when S3 refuses it.
+    """
+    kwargs = {"Bucket": str(bucket), "Key": str(key)}
+    if version:
+        kwargs["VersionId"] = str(version)
+    try:
+        body: bytes = stack.client("s3").get_object(**kwargs)["Body"].read()
+    except ClientError as exc:
+        raise UnsupportedTemplate(
+            where, f"s3://{bucket}/{key}: {exc.response['Error']['Code']}"
+        ) from exc
+    return body

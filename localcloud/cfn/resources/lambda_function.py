@@ -14,10 +14,8 @@ import zipfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from botocore.exceptions import ClientError
-
 from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.resources.base import Provider, physical_name, refuse_unknown
+from localcloud.cfn.resources.base import Provider, physical_name, read_s3_object, refuse_unknown
 from localcloud.cfn.transform import LOCAL_PATHS, local_path
 from localcloud.lambda_runtime import lookup, source_package
 from localcloud.lambda_runtime.environment import reserved_in
@@ -108,15 +106,9 @@ def _package(stack: Deployment, logical_id: str, code: Mapping[str, Any]) -> byt
         if not folder.is_dir():
             raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{folder} is not a directory")
         return source_package(folder)
-    kwargs = {"Bucket": str(code["S3Bucket"]), "Key": str(code["S3Key"])}
-    if code.get("S3ObjectVersion"):
-        kwargs["VersionId"] = str(code["S3ObjectVersion"])
-    try:
-        package: bytes = stack.client("s3").get_object(**kwargs)["Body"].read()
-    except ClientError as exc:
-        raise UnsupportedTemplate(
-            where, f"s3://{kwargs['Bucket']}/{kwargs['Key']}: {exc.response['Error']['Code']}"
-        ) from exc
+    package = read_s3_object(
+        stack, where, code["S3Bucket"], code["S3Key"], code.get("S3ObjectVersion")
+    )
     if not zipfile.is_zipfile(io.BytesIO(package)):
         raise UnsupportedTemplate(where, "the S3 object is not a zip archive")
     return package

@@ -8,10 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from botocore.exceptions import ClientError
-
 from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.resources.base import Provider, physical_name
+from localcloud.cfn.resources.base import Provider, physical_name, read_s3_object
 from localcloud.cfn.transform import LOCAL_PATHS, local_path
 
 if TYPE_CHECKING:
@@ -67,15 +65,9 @@ def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any
         if not path.is_file():
             raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
         return path.read_text()
-    kwargs = {"Bucket": str(location["Bucket"]), "Key": str(location["Key"])}
-    if location.get("Version"):
-        kwargs["VersionId"] = str(location["Version"])
-    try:
-        body: bytes = stack.client("s3").get_object(**kwargs)["Body"].read()
-    except ClientError as exc:
-        raise UnsupportedTemplate(
-            where, f"s3://{kwargs['Bucket']}/{kwargs['Key']}: {exc.response['Error']['Code']}"
-        ) from exc
+    body = read_s3_object(
+        stack, where, location["Bucket"], location["Key"], location.get("Version")
+    )
     return body.decode()
 
 
