@@ -29,8 +29,6 @@ class _NoValue:
 NO_VALUE: Final = _NoValue()
 
 
-Resolver = Callable[[str, str], Any]
-
 _CONDITION_FUNCTIONS = ("Fn::Equals", "Fn::Not", "Fn::And", "Fn::Or", "Condition")
 
 
