@@ -17,7 +17,8 @@ Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this p
 the functions run behind it, and every event source mapping polls in a thread, so the
 stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
 
-May import: every package below :mod:`localcloud.tools`.
+May import: every package but :mod:`localcloud.tools`; it wires Order Guard's state
+(the history and the live view's reads) into the generic parts.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
 from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
-from localcloud.state import queue_empty
+from localcloud.state import Target, queue_empty, stack_state
 from localcloud.state.history import History
 
 MOTO_CONFIG: DefaultConfig = {
@@ -155,7 +156,7 @@ class LocalCloud:
             self._server = LocalServer(
                 self.host,
                 self.server_port,
-                view_module.create_app(self, self.history, self.stack_name),
+                view_module.create_app(self.view_data),
                 self.policy,
             )
             self._server.start()
@@ -185,6 +186,10 @@ class LocalCloud:
                 )
             )
         return self._deployment
+
+    def view_data(self, args: Mapping[str, str]) -> Mapping[str, Any]:
+        """What the live view shows (:func:`view_reader` of this cloud)."""
+        return view_reader(self, self.history, self.stack_name)(args)
 
     def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
         """A change set deployed a stack, or updated ``previous`` (its mappings are polled
@@ -315,3 +320,28 @@ class LocalCloud:
                 return outcomes
             time.sleep(idle_sleep_s)
         raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")
+
+
+def _page(value: str | None) -> int:
+    """A page number from a query argument: 1 unless a positive integer is given."""
+    return int(value) if value is not None and value.isdigit() and int(value) > 0 else 1
+
+
+def view_reader(target: Target, history: History, stack_name: str) -> view_module.Reader:
+    """The live view's reader: the stack's state as ``target`` answers it, and one page of
+    ``history`` (the page's query arguments, each optional, choose the pages)."""
+
+    def read(args: Mapping[str, str]) -> Mapping[str, Any]:
+        return {
+            "stack": stack_name,
+            **stack_state(
+                target,
+                orders_after=args.get("orders_after"),
+                attempts_after=args.get("attempts_after"),
+            ),
+            **history.pages(
+                decisions=_page(args.get("decisions")), invocations=_page(args.get("invocations"))
+            ),
+        }
+
+    return read

@@ -26,10 +26,8 @@ from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources import provider
 from localcloud.cfn.resources.base import ACCOUNT_ID, check_properties
-from localcloud.cfn.resources.iam_role import aws_managed_policy_arns
-from localcloud.cfn.resources.logs_query_definition import QueryDefinition
 from localcloud.cfn.template import Template
-from localcloud.cfn.transform import declares_transform, transform
+from localcloud.cfn.transform import aws_managed_policy_arns, declares_transform, transform
 from localcloud.lambda_runtime import Function
 from localcloud.sqs import SqsEventSourceMapping
 
@@ -55,7 +53,9 @@ class Deployment:
     event_sources: list[SqsEventSourceMapping] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    query_definitions: dict[str, QueryDefinition] = field(default_factory=dict)
+    records: dict[str, Any] = field(default_factory=dict)
+    """What a provider keeps about a resource the emulator does not hold (a saved query
+    moto cannot store), by logical id; carried over with the resource."""
     visibility_timeout: int | None = None
     """The local visibility timeout override (``deploy``'s argument), kept by updates."""
     failed_at: str | None = None
@@ -252,14 +252,14 @@ def check_supported(template: Template) -> None:
 
 
 def carry_over(deployment: Deployment, previous: Deployment, logical_id: str) -> None:
-    """Keep ``previous``'s resource (its data stays): its ``Ref``, attributes, function
-    and mappings."""
+    """Keep ``previous``'s resource (its data stays): its ``Ref``, attributes and record
+    (the provider's ``update`` keeps the rest: a function, its mappings)."""
     deployment.refs[logical_id] = previous.refs[logical_id]
     for (owner, attribute), value in previous.attributes.items():
         if owner == logical_id:
             deployment.attributes[(owner, attribute)] = value
-    if logical_id in previous.query_definitions:
-        deployment.query_definitions[logical_id] = previous.query_definitions[logical_id]
+    if logical_id in previous.records:
+        deployment.records[logical_id] = previous.records[logical_id]
 
 
 def creation_order(template: Template) -> list[str]:

@@ -14,12 +14,14 @@ from ``Code`` and ``DefinitionS3Location``.
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+import boto3
+from moto.iam.aws_managed_policies import aws_managed_policies_data
 from samtranslator.model.exceptions import InvalidDocumentException  # type: ignore[import-untyped]
 from samtranslator.parser.parser import Parser  # type: ignore[import-untyped]
 from samtranslator.public.plugins import BasePlugin  # type: ignore[import-untyped]
@@ -90,9 +92,10 @@ def transform(
         UnsupportedTemplate: the transform refused the template, with its reason.
     """
     document = json.loads(json.dumps(body))
-    translator = Translator(None, Parser(), plugins=[_LocalPaths(folder)])
-    previous = os.environ.get("AWS_DEFAULT_REGION")
-    os.environ["AWS_DEFAULT_REGION"] = region  # samtranslator reads the region from it
+    # The region reaches the transform through a session, as SAM CLI passes it (never
+    # through the process environment, which functions running meanwhile share).
+    session = boto3.session.Session(region_name=region)
+    translator = Translator(None, Parser(), plugins=[_LocalPaths(folder)], boto_session=session)
     try:
         translated: dict[str, Any] = translator.translate(
             document, dict(parameters), get_managed_policy_map=lambda: dict(managed_policies())
@@ -102,9 +105,20 @@ def transform(
         raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", causes or str(exc)) from exc
     except Exception as exc:  # noqa: BLE001 - samtranslator raises many classes
         raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", f"failed with: {exc}") from exc
-    finally:
-        if previous is None:
-            os.environ.pop("AWS_DEFAULT_REGION", None)
-        else:
-            os.environ["AWS_DEFAULT_REGION"] = previous
     return translated
+
+
+@functools.cache
+def aws_managed_documents() -> dict[str, dict[str, Any]]:
+    """moto's copy of AWS's managed policies, by policy name."""
+    documents: dict[str, dict[str, Any]] = json.loads(aws_managed_policies_data)
+    return documents
+
+
+def aws_managed_policy_arns() -> dict[str, str]:
+    """Every AWS managed policy's ARN by name, as SAM's transform looks a function's
+    ``Policies: [Name]`` up (``get_managed_policy_map``)."""
+    return {
+        name: f"arn:aws:iam::aws:policy{document.get('Path', '/')}{name}"
+        for name, document in aws_managed_documents().items()
+    }

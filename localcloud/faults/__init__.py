@@ -35,7 +35,8 @@ executions can run side by side. Only requests made inside a function invocation
 hit (:func:`~localcloud.lambda_runtime.invoking_function` knows which thread runs one),
 never a test's own reads.
 
-May import: :mod:`localcloud.lambda_runtime`.
+May import: :mod:`localcloud.patches` (its hook around moto's answers),
+:mod:`localcloud.lambda_runtime`.
 """
 
 from __future__ import annotations
@@ -55,7 +56,14 @@ from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, Read
 from moto.core.botocore_stubber import MockRawResponse
 from moto.core.exceptions import JsonRESTError
 
-from localcloud.lambda_runtime import Function, Invocation, invoking_function, timed_out
+from localcloud.lambda_runtime import (
+    Function,
+    Invocation,
+    invoking_function,
+    set_invoke_wrapper,
+    timed_out,
+)
+from localcloud.patches.botocore import around_requests
 
 
 class Kind(StrEnum):
@@ -188,6 +196,7 @@ def simulated(round_trip_s: float = 0.0) -> Iterator[Network]:
     """Count, and delay by ``round_trip_s``, every DynamoDB request a function makes in
     the block (the benchmark's simulated round trip)."""
     global _NETWORK
+    _hook()
     network = Network(round_trip_s=round_trip_s)
     _NETWORK = network
     try:
@@ -206,12 +215,23 @@ def injected(*faults: Fault, in_functions_only: bool = True) -> Iterator[FaultPl
     global _ACTIVE
     if _ACTIVE is not None:
         raise RuntimeError("a fault plan is already in force")
+    _hook()
     plan = FaultPlan(faults, in_functions_only=in_functions_only)
     _ACTIVE = plan
     try:
         yield plan
     finally:
         _ACTIVE = None
+
+
+def _hook() -> None:
+    """Put fault injection in the two places it works (idempotent): around moto's answer
+    to every botocore request (:func:`localcloud.patches.botocore.around_requests`) and
+    around every invocation through the invoke API
+    (:func:`localcloud.lambda_runtime.set_invoke_wrapper`). Both pass straight through
+    while no plan or network is in force."""
+    around_requests(around_request)
+    set_invoke_wrapper(invoke_with_faults)
 
 
 # --- DynamoDB: botocore's before-send, around moto's stubber -----------------------------
@@ -244,7 +264,7 @@ def _error_response(request: AWSPreparedRequest, kind: Kind) -> AWSResponse:
 def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> Any:
     """moto's answer to one botocore request (``handle()``), with the active plan's
     DynamoDB faults and the simulated network around it (the patched
-    ``BotocoreStubber.__call__``, :mod:`localcloud.patches.botocore`)."""
+    ``BotocoreStubber.__call__``'s hook, :mod:`localcloud.patches.botocore`)."""
     network = _NETWORK
     if network is not None:
         function = invoking_function()
@@ -280,7 +300,7 @@ def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> An
 
 def invoke_with_faults(function: Function, event: Any, run: Callable[[], Invocation]) -> Invocation:
     """The invoke API's path to a function, with the active plan's Lambda faults around it
-    (installed with the patches: :mod:`localcloud.patches`)."""
+    (set by :func:`_hook`)."""
     plan = _ACTIVE
     if plan is None or not isinstance(event, dict):
         return run()

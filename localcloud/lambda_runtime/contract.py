@@ -57,8 +57,12 @@ __all__ = [
     "end_line",
     "exit_error",
     "init_error",
+    "Step",
+    "error_outcome",
+    "exit_status",
     "invoke",
     "load_handler",
+    "run",
     "setup_logging",
     "log_lines",
     "report_line",
@@ -187,6 +191,73 @@ def invoke(
     )
     assert client.outcome is not None, "handle_event_request posts a result or an error"
     return client.outcome
+
+
+@dataclass(frozen=True)
+class Step:
+    """One invocation as the runtime's bootstrap ran it: the outcome, the handler to keep
+    for the next invocation (``None``: none loaded, or the environment ended), the init
+    duration of a cold start (milliseconds), and whether the environment ended (an init
+    error, or ``sys.exit``)."""
+
+    outcome: Outcome
+    handler: Handler | None
+    init_ms: float | None
+    exiting: bool
+
+
+def run(
+    handler: Handler | None,
+    load: Callable[[], Handler],
+    event_body: bytes,
+    *,
+    request_id: str,
+    function_arn: str,
+    deadline_ms: int,
+) -> Step:
+    """One invocation in an execution environment, in-process or in a worker: on a cold
+    start (``handler`` is ``None``) ``load`` imports the handler, and an init error or
+    ``sys.exit`` ends the environment (``Runtime.ExitError`` / the init error envelope,
+    as ``bootstrap.run`` reports them); then :func:`invoke`, where ``sys.exit`` ends the
+    environment too (the runtime does not catch it)."""
+    init_ms: float | None = None
+    if handler is None:
+        started = time.monotonic()
+        try:
+            handler = load()
+        except SystemExit as exc:
+            envelope = exit_error(request_id, exit_status(exc))
+            return Step(error_outcome(envelope), None, _since(started), True)
+        except Exception as exc:  # noqa: BLE001 - the runtime reports every init error
+            return Step(error_outcome(init_error(exc, request_id)), None, _since(started), True)
+        init_ms = _since(started)
+    try:
+        outcome = invoke(
+            handler,
+            event_body,
+            request_id=request_id,
+            function_arn=function_arn,
+            deadline_ms=deadline_ms,
+        )
+    except SystemExit as exc:
+        return Step(error_outcome(exit_error(request_id, exit_status(exc))), None, init_ms, True)
+    return Step(outcome, handler, init_ms, False)
+
+
+def _since(started: float) -> float:
+    return (time.monotonic() - started) * 1000
+
+
+def error_outcome(envelope: dict[str, Any]) -> Outcome:
+    """An error envelope as the runtime posts it."""
+    return Outcome(json.dumps(envelope).encode(), "application/json", True)
+
+
+def exit_status(exc: SystemExit) -> int:
+    """The process exit status ``sys.exit`` asks for."""
+    if exc.code is None:
+        return 0
+    return exc.code if isinstance(exc.code, int) else 1
 
 
 def exit_error(request_id: str, status: object) -> dict[str, Any]:

@@ -204,11 +204,6 @@ class Function:
         return invocation
 
 
-def envelope_outcome(envelope: Mapping[str, Any]) -> contract.Outcome:
-    """An error envelope as the runtime posts it."""
-    return contract.Outcome(json.dumps(dict(envelope)).encode(), "application/json", True)
-
-
 def timed_out(invocation: Invocation, function: Function) -> Invocation:
     """``invocation`` as if it had outlived the function's timeout: its effects stay, its
     result becomes the service's ``Sandbox.Timedout`` error (for fault injection)."""

@@ -23,14 +23,13 @@ and its threads write into the environment that started them.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
 from localcloud.lambda_runtime import contract, powertools
 from localcloud.lambda_runtime.environment import applied
-from localcloud.lambda_runtime.functions import Function, Ran, envelope_outcome
+from localcloud.lambda_runtime.functions import Function, Ran
 from localcloud.lambda_runtime.output import EnvironmentOutput, captured
 
 
@@ -69,41 +68,22 @@ class InProcessFunction(Function):
         self._cold_start_flags.clear()
 
     def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
-        init_ms: float | None = None
-        gone = False
         with (
             applied(self.runtime_variables(traced=True)),
             captured(self),
             powertools.cold_start(self._cold_start_flags),
         ):
-            handler = self._handler
-            if handler is None:
-                started = time.monotonic()
-                try:
-                    handler = self._load()
-                except SystemExit as exc:
-                    outcome = envelope_outcome(contract.exit_error(request_id, _status(exc)))
-                    gone = True
-                except Exception as exc:  # noqa: BLE001 - the runtime reports every init error
-                    outcome = envelope_outcome(contract.init_error(exc, request_id))
-                    gone = True
-                init_ms = (time.monotonic() - started) * 1000
-            if handler is not None:
-                try:
-                    outcome = contract.invoke(
-                        handler,
-                        event_body,
-                        request_id=request_id,
-                        function_arn=self.arn,
-                        deadline_ms=deadline_ms,
-                    )
-                except SystemExit as exc:  # the runtime does not catch it: the process ends
-                    outcome = envelope_outcome(contract.exit_error(request_id, _status(exc)))
-                    gone = True
-                else:
-                    self._handler = handler  # kept only once init succeeded
+            step = contract.run(
+                self._handler,
+                self._load,
+                event_body,
+                request_id=request_id,
+                function_arn=self.arn,
+                deadline_ms=deadline_ms,
+            )
+            self._handler = step.handler  # kept only once init succeeded
             output = self.output.take()
-        return Ran(outcome, output, init_ms=init_ms, gone=gone)
+        return Ran(step.outcome, output, init_ms=step.init_ms, gone=step.exiting)
 
     def _load(self) -> contract.Handler:
         """The handler, imported by the runtime's own rule from a new module object.
@@ -132,10 +112,3 @@ class InProcessFunction(Function):
                 sys.modules.pop(module_name, None)
                 if previous is not None:
                     sys.modules[module_name] = previous
-
-
-def _status(exc: SystemExit) -> int:
-    """The process exit status ``sys.exit`` asks for."""
-    if exc.code is None:
-        return 0
-    return exc.code if isinstance(exc.code, int) else 1

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from localcloud.lambda_runtime import contract
-from localcloud.lambda_runtime.functions import Function, Ran, envelope_outcome
+from localcloud.lambda_runtime.functions import Function, Ran
 from localcloud.lambda_runtime.output import EnvironmentOutput
 
 WORKER: Final = Path(__file__).with_name("worker_main.py")
@@ -149,7 +149,7 @@ class WorkerFunction(Function):
             reply = None
         if reply is None:  # timed out (stopped), or the process died
             timed_out = time.monotonic() - started >= self.timeout_s
-            outcome = envelope_outcome(
+            outcome = contract.error_outcome(
                 contract.timeout_error(request_id, self.timeout_s)
                 if timed_out
                 else contract.exit_error(request_id, worker.poll())

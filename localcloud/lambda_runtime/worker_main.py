@@ -24,7 +24,6 @@ import json
 import os
 import sys
 import threading
-import time
 from typing import Any
 
 
@@ -52,12 +51,6 @@ class _Output(io.TextIOBase):
         return text
 
 
-def _status(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    return exc.code if isinstance(exc.code, int) else 1
-
-
 def main() -> None:
     task_root, runtime_dir, handler_name = sys.argv[1:4]
     sys.path[:0] = [task_root, runtime_dir]
@@ -73,40 +66,21 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         os.environ.update(request["env"])
-        request_id = request["request_id"]
-        exiting = False
-        init_ms = None
-        if handler is None:
-            started = time.monotonic()
-            try:
-                handler = contract.load_handler(handler_name)
-            except SystemExit as exc:
-                envelope = contract.exit_error(request_id, _status(exc))
-                exiting = True
-            except Exception as exc:  # noqa: BLE001 - the runtime reports every init error
-                envelope = contract.init_error(exc, request_id)
-                exiting = True
-            init_ms = (time.monotonic() - started) * 1000
-        if handler is not None and not exiting:
-            try:
-                outcome = contract.invoke(
-                    handler,
-                    request["event"].encode("utf-8"),
-                    request_id=request_id,
-                    function_arn=request["function_arn"],
-                    deadline_ms=request["deadline_ms"],
-                )
-            except SystemExit as exc:  # the runtime does not catch it: the process ends
-                envelope = contract.exit_error(request_id, _status(exc))
-                exiting = True
-        if exiting:
-            outcome = contract.Outcome(json.dumps(envelope).encode(), "application/json", True)
+        step = contract.run(
+            handler,
+            lambda: contract.load_handler(handler_name),
+            request["event"].encode("utf-8"),
+            request_id=request["request_id"],
+            function_arn=request["function_arn"],
+            deadline_ms=request["deadline_ms"],
+        )
+        handler, outcome, exiting = step.handler, step.outcome, step.exiting
         reply = {
             "body": base64.b64encode(outcome.body).decode(),
             "content_type": outcome.content_type,
             "error": outcome.error,
             "output": output.take(),
-            "init_ms": init_ms,
+            "init_ms": step.init_ms,
             "exiting": exiting,
         }
         protocol.write(json.dumps(reply) + "\n")

@@ -9,11 +9,10 @@ by name. By service: :mod:`.lambda_` (the invoke API runs the functions, the con
 plane, event source mappings), :mod:`.sqs` and :mod:`.stepfunctions` (refusals AWS makes
 and moto does not), :mod:`.dynamodb` (atomic conditional writes), :mod:`.logs` (the
 filter-pattern language), :mod:`.cloudformation` (application change sets),
-:mod:`.botocore` (fault injection). Installing also routes the invoke API through fault
-injection (:func:`localcloud.faults.invoke_with_faults`), our own hook.
+:mod:`.botocore` (a hook around moto's answers, which fault injection sets).
 
-May import: :mod:`localcloud.lambda_runtime`, :mod:`localcloud.sqs`, :mod:`localcloud.logs`,
-:mod:`localcloud.faults`, :mod:`localcloud.cfn`.
+May import: :mod:`localcloud.cfn`, :mod:`localcloud.sqs`, :mod:`localcloud.logs`,
+:mod:`localcloud.lambda_runtime`.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ from __future__ import annotations
 import threading
 from typing import Final
 
-from localcloud import faults
-from localcloud.lambda_runtime import set_invoke_wrapper
 from localcloud.patches import (
     botocore,
     cloudformation,
@@ -60,7 +57,6 @@ def install() -> None:
     with _LOCK:
         if _USERS == 0:
             REGISTRY.install()
-            set_invoke_wrapper(faults.invoke_with_faults)
         _USERS += 1
 
 
@@ -70,7 +66,6 @@ def uninstall() -> None:
     with _LOCK:
         _USERS = max(0, _USERS - 1)
         if _USERS == 0:
-            set_invoke_wrapper(None)
             REGISTRY.uninstall()
 
 

@@ -63,7 +63,9 @@ def _invoke(original: Method) -> Method:
     ) -> bytes:
         try:
             function = lookup(function_name)
-        except KeyError:  # not a function the local cloud runs: moto's own behaviour
+        except KeyError:  # not a function the local cloud runs: moto's own behaviour,
+            # once the function exists (moto's simple backend echoes any name; AWS: 404)
+            self.get_function(function_name, qualifier)
             echoed = original(self, function_name, qualifier, body, headers, response_headers)
             return echoed.encode() if isinstance(echoed, str) else echoed or b""
         event = json.loads(body) if body else {}

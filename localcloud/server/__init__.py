@@ -2,6 +2,6 @@
 of it that refuses foreign hosts, foreign origins and unsigned calls (:mod:`.guard`), and
 the live view beside the AWS APIs (:mod:`.view`).
 
-May import: :mod:`localcloud.state` (what the view shows), :mod:`localcloud.project`,
-:mod:`localcloud.text`.
+May import: :mod:`localcloud.project`, :mod:`localcloud.text`. What the view shows is
+given to it by the account (:data:`localcloud.server.view.Reader`).
 """

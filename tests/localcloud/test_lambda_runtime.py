@@ -1,9 +1,11 @@
-"""The Lambda bridge reports what the Python runtime reports, on small probe handlers."""
+"""The local Lambda runtime reports what the Python runtime reports, on small probe handlers,
+in-process and from a deployment package alike."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -12,10 +14,10 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import InProcessFunction, Invocation
+from localcloud.lambda_runtime import InProcessFunction, Invocation, WorkerFunction
 from tests.support.paths import FIXTURES
 
-BRIDGE_FUNCTIONS = FIXTURES / "bridge_functions"
+PROBES = FIXTURES / "runtime_probes"
 
 
 def function(
@@ -24,7 +26,7 @@ def function(
     timeout_s: int = 3,
     environment: dict[str, str] | None = None,
     name: str | None = None,
-    code_uri: Path = BRIDGE_FUNCTIONS,
+    code_uri: Path = PROBES,
 ) -> InProcessFunction:
     name = name or f"probe-{handler.replace('.', '-')}"
     return InProcessFunction(
@@ -38,6 +40,58 @@ def function(
         log_group="/aws/lambda/probe",
         region="us-east-1",
     )
+
+
+SAME_EITHER_WAY = [
+    "broken.handler",
+    "nowhere.handler",
+    "probe.nothing",
+    "raises_at_import.handler",
+    "probe.exits",
+    "probe.unserialisable",
+    "responses.decimals",
+    "responses.accepted_by_simplejson",
+    "responses.a_set",
+    "responses.raw_bytes",
+]
+
+
+@pytest.mark.parametrize("handler", SAME_EITHER_WAY)
+def test_in_process_and_from_a_package_the_runtime_answers_the_same(
+    handler: str, tmp_path: Path
+) -> None:
+    """One runtime contract (``localcloud.lambda_runtime.contract``) for both kinds of
+    execution environment: the same response bytes, or the same error type and message
+    (stack traces name each copy's own files)."""
+    here = function(handler).invoke({})
+    package = tmp_path / "package"
+    shutil.copytree(PROBES, package, ignore=shutil.ignore_patterns("__pycache__"))
+    in_process = function(handler, code_uri=package)
+    worker = WorkerFunction(**{f: getattr(in_process, f) for f in FIELDS})
+    try:
+        there = worker.invoke({})
+    finally:
+        worker.close()
+
+    assert there.error == here.error
+    if here.error:  # the message may name the request id, which is each invocation's own
+        message = there.payload["errorMessage"].replace(there.request_id, here.request_id)
+        assert (there.error_type, message) == (here.error_type, here.payload["errorMessage"])
+    else:
+        assert there.payload_bytes() == here.payload_bytes()
+
+
+FIELDS = (
+    "name",
+    "arn",
+    "code_uri",
+    "handler",
+    "environment",
+    "timeout_s",
+    "memory_mb",
+    "log_group",
+    "region",
+)
 
 
 def test_a_handler_sees_its_variables_and_no_host_aws_config_files() -> None:

@@ -32,7 +32,7 @@ from localcloud.state import queue_empty
 from tests.support.cloud import started
 from tests.support.paths import FIXTURES
 
-BRIDGE_FUNCTIONS = FIXTURES / "bridge_functions"
+RUNTIME_PROBES = FIXTURES / "runtime_probes"
 SENDERS = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_SENDERS", "4"))
 BATCHES = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_BATCHES", "5"))
 """Per sender, per client kind (boto3 threads and AWS SDK for JavaScript senders): the
@@ -45,7 +45,7 @@ def function(handler: str) -> InProcessFunction:
     return InProcessFunction(
         name=name,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
-        code_uri=BRIDGE_FUNCTIONS,
+        code_uri=RUNTIME_PROBES,
         handler=f"threads.{handler}",
         environment={},
         timeout_s=10,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localcloud.account import LocalCloud
+from localcloud.account import LocalCloud, view_reader
 from localcloud.server.view import create_app, short
 from localcloud.state import TABLE_PAGE_ITEMS
 from localcloud.state.history import decision_of
@@ -31,7 +31,7 @@ def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
 
 
 def get(cloud: LocalCloud, path: str) -> str:
-    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    client = create_app(cloud.view_data).test_client()
     response = client.get(path)
     assert response.status_code == 200
     return response.get_data(as_text=True)
@@ -115,7 +115,7 @@ def test_the_page_loads_htmx_and_refreshes_its_sections_every_second(cloud: Loca
     html = get(cloud, "/")
     assert 'hx-get="/sections" hx-trigger="every 1s"' in html
     assert '<script src="/htmx.min.js"></script>' in html
-    client = create_app(cloud, cloud.history, "order-guard").test_client()
+    client = create_app(cloud.view_data).test_client()
     assert client.get("/htmx.min.js").status_code == 200
 
 
@@ -200,7 +200,7 @@ def fill(cloud: LocalCloud, orders: int, first: int = 0) -> None:
 def refresh(cloud: LocalCloud, path: str) -> tuple[int, int]:
     """(items read from DynamoDB, bytes sent) for one request of the view."""
     target = CountingTarget(cloud)
-    response = create_app(target, cloud.history, "order-guard").test_client().get(path)
+    response = create_app(view_reader(target, cloud.history, "order-guard")).test_client().get(path)
     assert response.status_code == 200
     return target.items_read, len(response.get_data())
 

@@ -775,8 +775,8 @@ def test_the_saved_queries_are_deployed_with_both_log_groups(default_stack: Stac
     outputs = default_stack.outputs
     groups = (outputs["QueueWorkerLogGroupName"], outputs["WorkflowWorkerLogGroupName"])
     deployment = default_stack.deployment
-    assert set(deployment.query_definitions) == set(query_definitions(default_stack.template))
-    for logical_id, definition in deployment.query_definitions.items():
+    assert set(deployment.records) == set(query_definitions(default_stack.template))
+    for logical_id, definition in deployment.records.items():
         assert definition.log_group_names == groups, logical_id
         assert definition.name.startswith("order-guard/"), logical_id
         assert deployment.refs[logical_id] == definition.query_definition_id

@@ -10,15 +10,14 @@ policies a role attaches are added to the account, from the same documents.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from moto.iam.aws_managed_policies import aws_managed_policies_data
 from moto.iam.models import AWSManagedPolicy, iam_backends
 
 from localcloud.cfn.resources.base import ACCOUNT_ID, Provider, physical_name
+from localcloud.cfn.transform import aws_managed_documents
 
 if TYPE_CHECKING:
     from localcloud.cfn.deployer import Deployment
@@ -76,22 +75,6 @@ def versioned(document: Mapping[str, Any]) -> dict[str, Any]:
     return {"Version": "2012-10-17", **document}
 
 
-@functools.cache
-def _aws_managed_documents() -> dict[str, dict[str, Any]]:
-    """moto's copy of AWS's managed policies, by policy name."""
-    documents: dict[str, dict[str, Any]] = json.loads(aws_managed_policies_data)
-    return documents
-
-
-def aws_managed_policy_arns() -> dict[str, str]:
-    """Every AWS managed policy's ARN by name, as SAM's transform looks a function's
-    ``Policies: [Name]`` up (``get_managed_policy_map``)."""
-    return {
-        name: f"arn:aws:iam::aws:policy{document.get('Path', '/')}{name}"
-        for name, document in _aws_managed_documents().items()
-    }
-
-
 def _add_if_aws_managed(arn: str) -> None:
     """Add the AWS managed policy ``arn`` to the local account if it is one and is not
     there yet; any other ARN is left to IAM (which refuses one that does not exist)."""
@@ -99,7 +82,7 @@ def _add_if_aws_managed(arn: str) -> None:
     if not arn.startswith(prefix):
         return
     name = arn.rsplit("/", 1)[-1]
-    document = _aws_managed_documents().get(name)
+    document = aws_managed_documents().get(name)
     backend = iam_backends[ACCOUNT_ID]["aws"]
     if document is None or arn in backend.managed_policies:
         return

@@ -1,6 +1,6 @@
 """``AWS::Logs::QueryDefinition``: a saved Logs Insights query. Created when moto
 implements ``PutQueryDefinition``; recorded otherwise (moto 5.2.5 does not), with a stable
-id and a note, in :attr:`~localcloud.cfn.deployer.Deployment.query_definitions`."""
+id and a note, in :attr:`~localcloud.cfn.deployer.Deployment.records`."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class QueryDefinitionProvider(Provider):
                 f"{logical_id}: saved query recorded, not created (moto {moto.__version__} has "
                 "no PutQueryDefinition); run its query string in Logs Insights on AWS"
             )
-        stack.query_definitions[logical_id] = QueryDefinition(
+        stack.records[logical_id] = QueryDefinition(
             query_definition_id=definition_id,
             name=str(properties["Name"]),
             query_string=str(properties["QueryString"]),
@@ -63,7 +63,7 @@ class QueryDefinitionProvider(Provider):
         stack.refs[logical_id] = definition_id
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
-        if stack.query_definitions[logical_id].created:
+        if stack.records[logical_id].created:
             stack.client("logs").delete_query_definition(queryDefinitionId=stack.refs[logical_id])
 
 

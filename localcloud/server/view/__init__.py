@@ -25,20 +25,25 @@ hover text alike (:func:`short`, :func:`hover`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, abort, jsonify, render_template, request, send_file
 
 from localcloud.project import HTMX
-from localcloud.state import Target, stack_state
-from localcloud.state.history import History
 
 PATH = "/_localcloud"
 
 
-def create_app(target: Target, history: History, stack_name: str) -> Flask:
-    """The view's WSGI app for one stack (mounted at :data:`PATH`)."""
+Reader = Callable[[Mapping[str, str]], Mapping[str, Any]]
+"""What the page shows, from the request's query arguments (the paging of the tables
+and lists): the account's state as :mod:`localcloud.state` reads it, given by whoever
+mounts the view (:mod:`localcloud.account`)."""
+
+
+def create_app(read: Reader) -> Flask:
+    """The view's WSGI app (mounted at :data:`PATH`), showing what ``read`` returns."""
     app = Flask(__name__, template_folder=str(Path(__file__).parent / "templates"))
     app.jinja_env.filters["short"] = short
     app.jinja_env.filters["hover"] = hover
@@ -46,19 +51,7 @@ def create_app(target: Target, history: History, stack_name: str) -> Flask:
     app.jinja_env.filters["clock"] = clock
 
     def data() -> dict[str, Any]:
-        args = request.args
-        return {
-            "stack": stack_name,
-            **stack_state(
-                target,
-                orders_after=args.get("orders_after"),
-                attempts_after=args.get("attempts_after"),
-            ),
-            **history.pages(
-                decisions=args.get("decisions", 1, type=int) or 1,
-                invocations=args.get("invocations", 1, type=int) or 1,
-            ),
-        }
+        return dict(read(request.args))
 
     @app.get("/")
     def page() -> str:
