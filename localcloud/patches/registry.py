@@ -26,7 +26,9 @@ class Patch:
     Args:
         owner: the class (or module) that defines the method itself (not a parent).
         name: the method's name.
-        parameters: the leading parameter names the original must take, in order.
+        parameters: the parameter names the original must take, in order: all of them
+            when the replacement takes fixed parameters, the leading ones when it passes
+            ``*args``/``**kwargs`` through.
         make: builds the replacement from the original (which it may call).
         why: one line: what the local cloud needs that the original does not do.
     """
@@ -52,9 +54,14 @@ class Patch:
         if not callable(method):
             return f"{self.where} is missing (it must be defined on {self.owner!r} itself)"
         try:
-            found = tuple(inspect.signature(method).parameters)[: len(self.parameters)]
-        except (TypeError, ValueError):  # a builtin without a signature
-            return None
+            found = tuple(inspect.signature(method).parameters)
+            made = self.make(method)
+            replacement = inspect.signature(made, follow_wrapped=False).parameters.values()
+        except (TypeError, ValueError):
+            return f"{self.where} has no signature to check"
+        passes_through = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in replacement)
+        if passes_through:
+            found = found[: len(self.parameters)]
         if found != self.parameters:
             return f"{self.where} takes {found}, the patch expects {self.parameters}"
         return None
@@ -88,10 +95,15 @@ class Registry:
                     raise PatchMismatch(f"moto changed: {problem}; {patch.why}")
             for check in self._checks:
                 check()
-            for patch in self.patches:
-                original = vars(patch.owner)[patch.name]
-                self._originals[(id(patch.owner), patch.name)] = original
-                setattr(patch.owner, patch.name, patch.make(original))
+            try:
+                for patch in self.patches:
+                    original = vars(patch.owner)[patch.name]
+                    replacement = patch.make(original)
+                    self._originals[(id(patch.owner), patch.name)] = original
+                    setattr(patch.owner, patch.name, replacement)
+            except BaseException:
+                self.uninstall()  # all or nothing
+                raise
 
     def uninstall(self) -> None:
         """Put every original back."""

@@ -1,7 +1,7 @@
 """What the functions did, as it happened: every invocation and every write decision.
 
-The local cloud records each invocation the bridge runs (:func:`History.record` is a
-bridge listener) and reads the workers' ``RESULT`` lines out of its log, so the live view
+The local cloud records each invocation the Lambda runtime runs (:func:`History.record` is a
+runtime listener) and reads the workers' ``RESULT`` lines out of its log, so the live view
 and ``status`` keep the decisions even after the log groups, queues or tables they came
 from are deleted (the seed labs' cleanup step). Memory only: it ends with the server.
 """
@@ -72,7 +72,7 @@ class History:
         self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
 
     def record(self, function: Function, event: Any, invocation: Invocation) -> None:
-        """The bridge listener: keep the invocation and the decisions in its log."""
+        """The runtime listener: keep the invocation and the decisions in its log."""
         now = time.time()
         entry = InvocationRecord(
             at=now,

@@ -1,4 +1,4 @@
-"""The local cloud: resources follow template.yaml, the Lambda bridge behaves like the
+"""The local cloud: resources follow template.yaml, the Lambda runtime behaves like the
 runtime, the seed scenarios pass in-process, and server mode answers boto3."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_globals_merge_like_sam() -> None:
     }
 
 
-# --- the bridge behaves like the runtime ----------------------------------------------
+# --- the local runtime behaves like Lambda ---------------------------------------------
 
 
 def test_an_exception_becomes_the_runtime_error_envelope(cloud: LocalCloud) -> None:

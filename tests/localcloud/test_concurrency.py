@@ -2,7 +2,7 @@
 
 64 threads call the queue worker's handler at once, each with its own one-record SQS
 batch and its own DynamoDB client pointed at the local cloud's endpoint, so the
-conditional writes race for real over HTTP. (The local cloud's own Lambda bridge runs
+conditional writes race for real over HTTP. (The local cloud's own Lambda runtime runs
 one invocation at a time; calling the handler directly is what lets 64 run together.)
 
 What this shows about Order Guard: with a store that makes conditional writes atomic,

@@ -96,3 +96,53 @@ def test_two_patches_of_one_method_are_refused() -> None:
     patch = Patch(SQSBackend, "send_message", ("self",), lambda original: original, "twice")
     with pytest.raises(ValueError, match="same method"):
         Registry([patch, patch])
+
+
+class _Library:
+    def method(self, a: int, b: int) -> int:
+        return a + b
+
+
+def test_a_parameter_added_after_the_expected_ones_fails_when_the_replacement_is_fixed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fixed(original: Any) -> Any:
+        def method(self: Any, a: int, b: int) -> int:
+            return int(original(self, a, b))
+
+        return method
+
+    patch = Patch(_Library, "method", ("self", "a", "b"), fixed, "test")
+    assert patch.problem() is None
+
+    def method(self: Any, a: int, b: int, c: int = 0) -> int:
+        return a + b + c
+
+    monkeypatch.setattr(_Library, "method", method)
+    assert patch.problem() == (
+        f"{patch.where} takes ('self', 'a', 'b', 'c'), the patch expects ('self', 'a', 'b')"
+    )
+    passing_through = Patch(
+        _Library, "method", ("self", "a", "b"), lambda original: lambda *a, **k: 0, "test"
+    )
+    assert passing_through.problem() is None
+
+
+def test_a_replacement_that_fails_to_build_leaves_every_original_in_place() -> None:
+    built = []
+
+    def broken(original: Any) -> Any:  # builds for the check, fails when installed
+        built.append(original)
+        if len(built) > 1:
+            raise RuntimeError("cannot build")
+        return lambda *args, **kwargs: original(*args, **kwargs)
+
+    own = _Library.method
+    first = Patch(_Library, "method", ("self", "a", "b"), lambda original: original, "ok")
+    second = Patch(SQSBackend, "send_message", ("self",), broken, "broken")
+    registry = Registry([first, second])
+    with pytest.raises(RuntimeError, match="cannot build"):
+        registry.install()
+    assert len(built) == 2  # the check passed; installing the second patch failed
+    assert _Library.method is own
+    assert not registry.installed()

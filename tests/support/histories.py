@@ -3,7 +3,7 @@ local cloud (docs/proofs.md, "Generated histories against the real code").
 
 A Hypothesis state machine plays producer, event source mapping, fault injector and
 clock against the deployed stack (moto in-process, the template's queue with its redrive
-policy, the real handler through the Lambda bridge): it sends new, identical and
+policy, the real handler through the local Lambda runtime): it sends new, identical and
 conflicting orders and bodies that are not orders; delivers batches of any size through
 the local cloud's own mapping code (``SqsEventSourceMapping.poll_once``); injects
 DynamoDB faults into the next ``PutItem`` of an order (throttling, 5xx, dropped

@@ -1,7 +1,7 @@
 """The handlers run with exactly the environment template.yaml gives them, and a missing
 variable fails the invocation with ConfigurationError before any DynamoDB call.
 
-Each run loads the handler module fresh through the local cloud's Lambda bridge (as a
+Each run loads the handler module fresh through the local cloud's Lambda runtime (as a
 new execution environment would), so Powertools reads its variables at import exactly
 as on Lambda; nothing of the test process's own environment is added.
 """
