@@ -12,6 +12,8 @@ VIEW_STAMP := node_modules/.installed-$(shell cat package-lock.json | cksum | cu
 SCAN_VENV := .venv-scan
 SCAN_BIN := $(abspath $(SCAN_VENV))/bin
 SCAN_STAMP := $(SCAN_VENV)/.installed-$(shell cat requirements-scan.txt | cksum | cut -d' ' -f1)
+AWSCLI_VENV := .venv-awscli
+AWSCLI_STAMP := $(AWSCLI_VENV)/.installed-$(shell cat requirements-awscli.txt | cksum | cut -d' ' -f1)
 
 # The interpreter that builds .venv: python3.13 if it runs, else pyenv's 3.13.x (found
 # through pyenv, or in pyenv's folder when pyenv itself is not on PATH).
@@ -24,7 +26,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser lab-tools lab lab-env lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,6 +62,22 @@ browser:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    $(APT_INSTALL) chromium >/dev/null; \
 	  else echo "chromium not found: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2; exit 1; fi; \
+	fi
+
+# The seed labs' shell: the stock AWS CLI v1 (pinned, in .venv-awscli: it pins its own
+# botocore), and Debian's jq and zip, installed when missing (as root), or the one line
+# that says what to install.
+$(AWSCLI_STAMP): requirements-awscli.txt
+	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
+	@test -x $(AWSCLI_VENV)/bin/python3.13 || $(PYTHON313) -m venv $(AWSCLI_VENV)
+	$(AWSCLI_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-awscli.txt
+	@rm -f $(AWSCLI_VENV)/.installed-* && touch $@
+
+lab-tools: $(AWSCLI_STAMP)
+	@if ! command -v jq >/dev/null || ! command -v zip >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    $(APT_INSTALL) jq zip >/dev/null; \
+	  else echo "jq or zip not found: install Debian's jq and zip (sudo apt-get install jq zip) for the labs" >&2; exit 1; fi; \
 	fi
 
 model: $(STAMP) ## SPIN model check: the queue and workflow protocols hold, each mutant is caught (needs spin, cc)
@@ -101,7 +119,7 @@ JOBS ?= auto
 check: lint ## the fast loop: lint, then the product's unit tests (tests/unit)
 	pytest -m unit -n $(JOBS)
 
-test: lint scan build browser model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite
+test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite
 	pytest -n $(JOBS) --dist loadfile
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
@@ -138,6 +156,19 @@ attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): e
 
 bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
 	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)
+
+# The seed labs (../shared/labs/): LAB=q05 or LAB=ev05 on 127.0.0.1:5000 (PORT= to change).
+lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05|ev05 [PORT=5000] (Ctrl-C stops)
+	@test -n "$(LAB)" || { echo "which lab? make lab LAB=q05 or make lab LAB=ev05" >&2; exit 2; }
+	python -m localcloud lab $(LAB) --port $(or $(PORT),5000)
+
+# Everything it installs first reports on stderr: stdout is only the lines for eval.
+lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000]
+	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
+	@python -m localcloud lab-env --port $(or $(PORT),5000)
+
+lab-replay: setup lab-tools ## both labs' command sequences, literally, on port 5000 (nothing else may listen there)
+	LOCALCLOUD_LAB_PORT=5000 pytest tests/e2e/test_labs.py -p no:xdist
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

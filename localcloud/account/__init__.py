@@ -34,6 +34,7 @@ from moto.core.config import DefaultConfig, default_user_config
 from moto.moto_api._internal.models import moto_api_backend
 
 from localcloud import lambda_runtime, patches
+from localcloud.account.permissions import log_group_creator
 from localcloud.cfn import changesets
 from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
@@ -43,7 +44,7 @@ from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
 from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
-from localcloud.state import Target, queue_empty, stack_state
+from localcloud.state import Seen, Target, account_state, queue_empty, remember
 from localcloud.state.history import History
 
 MOTO_CONFIG: DefaultConfig = {
@@ -68,6 +69,9 @@ class LocalCloud:
         config_env: the samconfig environment whose parameters to deploy.
         parameter_overrides: ``--parameter-overrides`` as ``sam deploy`` takes it (a
             string, a list or a mapping); replaces samconfig's, as in SAM CLI.
+        deploy_stack: ``False`` for an empty account (a lab machine,
+            :mod:`localcloud.labs`): nothing is deployed and there is no stack.
+        lab: the seed lab whose machine this account is (``make lab-check`` asks).
     """
 
     def __init__(
@@ -83,9 +87,15 @@ class LocalCloud:
         allow_hosts: Sequence[str] = (),
         allow_origins: Sequence[str] = (),
         visibility_timeout: int | None = None,
+        deploy_stack: bool = True,
+        lab: str | None = None,
     ) -> None:
-        self.template = template or load(
-            config_env=config_env, parameter_overrides=parameter_overrides
+        self.lab = lab
+        """The seed lab this account is the machine of (``make lab``), if any."""
+        self.template: Template | None = (
+            template or load(config_env=config_env, parameter_overrides=parameter_overrides)
+            if deploy_stack
+            else None
         )
         self.stack_name = stack_name
         self.region = region
@@ -108,8 +118,11 @@ class LocalCloud:
         self._saved_environ: dict[str, str | None] = {}
         self._deployment: Deployment | None = None
         self.stacks: list[Deployment] = []
-        self._served_deleted = False
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
+        self._served_deleted = False
+        self._seen = Seen()
+        title = f"lab {lab.upper()}" if lab else f"stack {stack_name}"
+        self._reader = view_reader(self, self.history, title, self._seen)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -127,7 +140,7 @@ class LocalCloud:
         host = "127.0.0.1" if self.host == "0.0.0.0" else self.host  # noqa: S104 - a comparison
         return f"http://{host}:{self.server_port}"
 
-    def start(self) -> Deployment:
+    def start(self) -> Deployment | None:
         patches.install()
         self._patched = True
         lambda_runtime.clear()  # a new account: no function of an earlier one runs
@@ -163,17 +176,21 @@ class LocalCloud:
             assert self.endpoint_url is not None
             platform_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
         lambda_runtime.set_platform(
-            lambda_runtime.Platform(platform_environment, Delivery(self.client))
+            lambda_runtime.Platform(
+                platform_environment, Delivery(self.client, log_group_creator(self.client))
+            )
         )
         mappings.serve(mappings.Account(self.client, self.region))
-        self._deployment = deploy(
-            self.template,
-            self.client,
-            stack_name=self.stack_name,
-            region=self.region,
-            visibility_timeout=self.visibility_timeout,
-        )
-        stack.register(self._deployment, self.client)
+        if self.template is not None:
+            self._deployment = deploy(
+                self.template,
+                self.client,
+                stack_name=self.stack_name,
+                region=self.region,
+                visibility_timeout=self.visibility_timeout,
+            )
+            stack.register(self._deployment, self.client)
+            self.remember_resources()
         if self.server_port is not None:
             changesets.serve(
                 changesets.Host(
@@ -189,7 +206,12 @@ class LocalCloud:
 
     def view_data(self, args: Mapping[str, str]) -> Mapping[str, Any]:
         """What the live view shows (:func:`view_reader` of this cloud)."""
-        return view_reader(self, self.history, self.stack_name)(args)
+        return self._reader(args)
+
+    def remember_resources(self) -> None:
+        """Note every queue, table and state machine the account holds now, so the live
+        view lists one deleted before it first looked as gone (the stack's, a lab's)."""
+        remember(self, self._seen)
 
     def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
         """A change set deployed a stack, or updated ``previous`` (its mappings are polled
@@ -327,18 +349,27 @@ def _page(value: str | None) -> int:
     return int(value) if value is not None and value.isdigit() and int(value) > 0 else 1
 
 
-def view_reader(target: Target, history: History, stack_name: str) -> view_module.Reader:
-    """The live view's reader: the stack's state as ``target`` answers it, and one page of
-    ``history`` (the page's query arguments, each optional, choose the pages)."""
+TABLE_PAGE_ARGUMENT = "after."
+"""``?after.<table>=<id>``: the page of ``<table>`` that starts after the key ``<id>``."""
+
+
+def view_reader(
+    target: Target, history: History, title: str, seen: Seen | None = None
+) -> view_module.Reader:
+    """The live view's reader: the account as ``target`` answers it
+    (:func:`~localcloud.state.account_state`, ``seen`` what it held before) and one page
+    of ``history`` (the page's query arguments, each optional, choose the pages)."""
+    seen = seen if seen is not None else Seen()
 
     def read(args: Mapping[str, str]) -> Mapping[str, Any]:
+        after = {
+            name.removeprefix(TABLE_PAGE_ARGUMENT): value
+            for name, value in args.items()
+            if name.startswith(TABLE_PAGE_ARGUMENT)
+        }
         return {
-            "stack": stack_name,
-            **stack_state(
-                target,
-                orders_after=args.get("orders_after"),
-                attempts_after=args.get("attempts_after"),
-            ),
+            "title": title,
+            **account_state(target, seen, after=after),
             **history.pages(
                 decisions=_page(args.get("decisions")), invocations=_page(args.get("invocations"))
             ),

@@ -1,14 +1,16 @@
 """An invocation's lines into its function's CloudWatch Logs group, as Lambda delivers
 them: one event per line, in the execution environment's log stream.
 
-A log group that is gone loses the lines, as on AWS when the function's role may not
-create it again (the template's roles grant only ``logs:CreateLogStream`` and
-``logs:PutLogEvents``); it never fails the invocation, and it is said once per group
-until the group is back.
+A missing log group is created when the function's role may create it (the first
+invocation of a function made without one, as on AWS); otherwise its lines are lost, as
+on AWS when the role may not (the template's roles grant only ``logs:CreateLogStream``
+and ``logs:PutLogEvents``). It never fails the invocation, and a loss is said once per
+group until the group is back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -19,10 +21,19 @@ ClientFactory = Callable[[str], Any]
 
 
 class Delivery:
-    """The log sink of an account's functions (``(group, stream, events)``)."""
+    """The log sink of an account's functions (``(group, stream, events)``).
 
-    def __init__(self, client: ClientFactory) -> None:
+    Args:
+        client: service name → boto3 client of the account.
+        may_create: group → whether the role of the function writing there allows
+            ``logs:CreateLogGroup``; ``None``: never create.
+    """
+
+    def __init__(
+        self, client: ClientFactory, may_create: Callable[[str], bool] | None = None
+    ) -> None:
         self._client = client
+        self._may_create = may_create
         self._lost: set[str] = set()
         self._lock = threading.Lock()
 
@@ -31,25 +42,38 @@ class Delivery:
             return
         logs = self._client("logs")
         try:
-            existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
-                "logStreams"
-            ]
-            if not any(s["logStreamName"] == stream for s in existing):
-                logs.create_log_stream(logGroupName=group, logStreamName=stream)
-            logs.put_log_events(
-                logGroupName=group,
-                logStreamName=stream,
-                logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
-            )
+            self._deliver(logs, group, stream, events)
         except logs.exceptions.ResourceNotFoundException:
-            with self._lock:
-                first = group not in self._lost
-                self._lost.add(group)
-            if first:
-                say(
-                    f"[logs] log group {group} does not exist: this function's log lines are "
-                    "lost until it is created again (as on AWS)"
-                )
-            return
+            if self._may_create is not None and self._may_create(group):
+                # created meanwhile by another invocation: as good
+                with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+                    logs.create_log_group(logGroupName=group)
+                self._deliver(logs, group, stream, events)
+            else:
+                self._lose(group)
+                return
         with self._lock:
             self._lost.discard(group)
+
+    def _lose(self, group: str) -> None:
+        with self._lock:
+            first = group not in self._lost
+            self._lost.add(group)
+        if first:
+            say(
+                f"[logs] log group {group} does not exist: this function's log lines are "
+                "lost until it is created again (as on AWS)"
+            )
+
+    @staticmethod
+    def _deliver(logs: Any, group: str, stream: str, events: list[tuple[int, str]]) -> None:
+        existing = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=stream)[
+            "logStreams"
+        ]
+        if not any(s["logStreamName"] == stream for s in existing):
+            logs.create_log_stream(logGroupName=group, logStreamName=stream)
+        logs.put_log_events(
+            logGroupName=group,
+            logStreamName=stream,
+            logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+        )

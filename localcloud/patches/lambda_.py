@@ -15,6 +15,8 @@
   applies it, or refuses what it cannot honour by name.
 - ``LambdaFunction.get_configuration``: ``LoggingConfig.LogGroup``, which ``sam logs -n``
   reads and moto does not keep.
+- ``LambdaBackend.list_event_source_mappings``: ``--function-name`` takes a name, a
+  partial ARN or an ARN, as on AWS (moto matches what the mapping stored, an ARN).
 - ``LambdaBackend.create_event_source_mapping``, ``update_event_source_mapping`` and
   ``delete_event_source_mapping``: a batch size over 10 needs a batching window, as on
   AWS; moto's own SQS trigger (one record per call, partial batch responses ignored)
@@ -256,6 +258,28 @@ def _delete_mapping(original: Method) -> Method:
     return delete_event_source_mapping
 
 
+def function_name_of(reference: str) -> str:
+    """The function name in a name, a partial ARN (``123456789012:function:name``) or an
+    ARN, with or without a qualifier (``:$LATEST``, an alias, a version), as the Lambda
+    API accepts each."""
+    if ":function:" in reference:
+        return reference.split(":function:", 1)[1].split(":", 1)[0]
+    return reference.split(":", 1)[0]
+
+
+def _list_mappings(original: Method) -> Method:
+    def list_event_source_mappings(
+        self: LambdaBackend, event_source_arn: str, function_name: str
+    ) -> Any:
+        listed = original(self, event_source_arn, None)
+        if not function_name:
+            return listed
+        wanted = function_name_of(function_name)
+        return [esm for esm in listed if function_name_of(esm.function_arn) == wanted]
+
+    return list_event_source_mappings
+
+
 PATCHES: Final = (
     Patch(
         LambdaSimpleBackend,
@@ -312,6 +336,13 @@ PATCHES: Final = (
         ("self", "uuid", "spec"),
         _update_mapping,
         "a batch size over 10 needs a batching window, as on AWS",
+    ),
+    Patch(
+        LambdaBackend,
+        "list_event_source_mappings",
+        ("self", "event_source_arn", "function_name"),
+        _list_mappings,
+        "--function-name filters by name, partial ARN or ARN (moto compares the ARN only)",
     ),
     Patch(
         LambdaBackend,

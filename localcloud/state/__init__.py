@@ -2,7 +2,7 @@
 depths, orders, dead letters, ``RESULT`` log lines and execution histories for everything
 that shows or checks them (the scenarios, ``verify``, ``status``, the live view, the
 tests), against AWS and the local cloud alike (:mod:`.reads`, and :mod:`.overview` for
-the bounded stack-at-a-glance of ``status`` and the live view); and the history of what
+the bounded account-at-a-glance of ``status`` and the live view); and the history of what
 the local cloud's functions did (:mod:`.history`).
 
 May import: :mod:`localcloud.lambda_runtime` (the history listens to invocations).
@@ -11,12 +11,15 @@ May import: :mod:`localcloud.lambda_runtime` (the history listens to invocations
 from localcloud.state.overview import (
     HISTORY_EVENTS_SHOWN,
     MAPPINGS_SHOWN,
+    RESOURCES_SHOWN,
     TABLE_PAGE_ITEMS,
     TEXT_SHOWN,
+    Seen,
+    account_state,
     executions,
     mappings,
     queues,
-    stack_state,
+    remember,
     table_page,
     task_events,
 )
@@ -46,10 +49,13 @@ __all__ = [
     "DLQ_SCAN_LIMIT",
     "HISTORY_EVENTS_SHOWN",
     "MAPPINGS_SHOWN",
+    "RESOURCES_SHOWN",
     "TABLE_PAGE_ITEMS",
     "TEXT_SHOWN",
     "Target",
+    "Seen",
     "TaskAttempt",
+    "account_state",
     "dead_letters",
     "executions",
     "invocations",
@@ -61,10 +67,10 @@ __all__ = [
     "queue_depth",
     "queue_empty",
     "queues",
+    "remember",
     "results",
     "run_execution",
     "scan_ids",
-    "stack_state",
     "start_execution",
     "stored",
     "table_page",

@@ -1,12 +1,15 @@
-"""The stack at a glance, for ``status`` and the live view: queues with their depths, the
-event source mappings, one page of each table, the newest executions with their task
-events. A bounded read whatever the account holds (one ``Scan`` page per table, the
-first mappings, the newest executions, long texts cut).
+"""The account at a glance, for ``status`` and the live view: every queue with its
+depths, the event source mappings, one page of each table, each state machine with its
+newest executions and their task events, whoever made them (the stack, ``sam deploy``, a
+lab's AWS CLI commands). A resource seen once and deleted since stays listed as gone. A
+bounded read whatever the account holds (the first :data:`RESOURCES_SHOWN` of each kind,
+one ``Scan`` page per table, the newest executions, long texts cut).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,12 +32,15 @@ def _gone(exc: ClientError) -> bool:
     )
 
 
-def queues(target: Target) -> list[dict[str, Any]]:
-    """The stack's queues: name, visible, in flight, redrive (``gone`` once deleted)."""
+RESOURCES_SHOWN = 20
+"""Queues, tables and state machines the live view lists, at most, of each kind."""
+
+
+def queues(target: Target, urls: list[str]) -> list[dict[str, Any]]:
+    """The queues at ``urls``: name, visible, in flight, redrive (``gone`` once deleted)."""
     sqs = target.client("sqs")
     found = []
-    for key in ("JobsQueueUrl", "JobsDeadLetterQueueUrl"):
-        url = target.outputs[key]
+    for url in urls:
         name = url.rsplit("/", 1)[-1]
         try:
             attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])[
@@ -99,19 +105,20 @@ MAPPINGS_SHOWN = 50
 
 
 def table_page(
-    target: Target, output: str, *, start: str | None = None, limit: int = TABLE_PAGE_ITEMS
+    target: Target, name: str, *, start: str | None = None, limit: int = TABLE_PAGE_ITEMS
 ) -> dict[str, Any]:
-    """One page of the table named by ``output``: at most ``limit`` items, read by one
+    """One page of the table ``name``: at most ``limit`` items, read by one
     ``Scan`` with ``Limit`` (so a refresh reads the same few items however large the
     table is), from the business key ``start`` on (exclusive), and the table's
     ``ItemCount`` from ``DescribeTable`` (DynamoDB refreshes it about every six hours;
     the emulator's is exact).
 
     Returns:
-        ``{"name", "gone", "count", "items", "next"}``; ``next`` is the key the following
-        page starts after, ``None`` on the last page; ``gone`` once the table is deleted.
+        ``{"name", "gone", "count", "columns", "items", "next"}``; ``columns`` are the
+        attribute names of the page's items (``id`` first); ``next`` is the key the
+        following page starts after, ``None`` on the last page; ``gone`` once the table
+        is deleted.
     """
-    name = target.outputs[output]
     dynamodb = target.client("dynamodb")
     kwargs: dict[str, Any] = {"TableName": name, "Limit": limit}
     if start is not None:
@@ -122,10 +129,18 @@ def table_page(
     except ClientError as exc:  # a deleted table is shown as gone
         if not _gone(exc):
             raise
-        return {"name": name, "gone": True, "count": 0, "items": [], "next": None}
+        return {"name": name, "gone": True, "count": 0, "columns": [], "items": [], "next": None}
     items = [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
+    columns = sorted({k for item in items for k in item}, key=lambda k: (k != "id", k))
     following = page.get("LastEvaluatedKey", {}).get("id", {}).get("S")
-    return {"name": name, "gone": False, "count": count, "items": items, "next": following}
+    return {
+        "name": name,
+        "gone": False,
+        "count": count,
+        "columns": columns,
+        "items": items,
+        "next": following,
+    }
 
 
 HISTORY_EVENTS_SHOWN = 200
@@ -141,9 +156,8 @@ def _cut(text: str | None) -> str | None:
     return f"{text[: TEXT_SHOWN - 1]}…"
 
 
-def executions(target: Target, limit: int = 20) -> dict[str, Any]:
-    """The state machine's newest executions with each task event and the output."""
-    arn = target.outputs["OrdersStateMachineArn"]
+def executions(target: Target, arn: str, limit: int = 20) -> dict[str, Any]:
+    """The state machine ``arn``'s newest executions with each task event and the output."""
     sfn = target.client("stepfunctions")
     try:
         listed = sfn.list_executions(stateMachineArn=arn, maxResults=limit)["executions"]
@@ -185,19 +199,72 @@ def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
     return events
 
 
-def stack_state(
-    target: Target, *, orders_after: str | None = None, attempts_after: str | None = None
+class Seen:
+    """What the account has held: a queue, table or state machine listed once and deleted
+    since is still shown, as gone (the history stays after a lab's cleanup)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kinds: dict[str, dict[str, None]] = {}
+
+    def add(self, kind: str, listed: list[str]) -> list[str]:
+        """Everything of ``kind`` listed now or before, in the order first seen."""
+        with self._lock:
+            known = self._kinds.setdefault(kind, {})
+            known.update(dict.fromkeys(listed))
+            return list(known)[-RESOURCES_SHOWN:]
+
+
+def _listed(target: Target) -> tuple[list[str], list[str], list[str]]:
+    """(queue URLs, table names, state machine ARNs) of the account now, the first
+    :data:`RESOURCES_SHOWN` of each."""
+    urls = target.client("sqs").list_queues(MaxResults=RESOURCES_SHOWN).get("QueueUrls", [])
+    tables = target.client("dynamodb").list_tables(Limit=RESOURCES_SHOWN)["TableNames"]
+    machines = [
+        m["stateMachineArn"]
+        for m in target.client("stepfunctions").list_state_machines(maxResults=RESOURCES_SHOWN)[
+            "stateMachines"
+        ]
+    ]
+    return sorted(urls), sorted(tables), machines
+
+
+def remember(target: Target, seen: Seen) -> None:
+    """Add what the account holds now to ``seen``."""
+    urls, tables, machines = _listed(target)
+    seen.add("queue", urls)
+    seen.add("table", tables)
+    seen.add("machine", machines)
+
+
+def account_state(
+    target: Target, seen: Seen, *, after: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """Everything ``status`` and the live view show, read once; a bounded read whatever
-    the account holds (one page per table, the newest executions, the first mappings).
+    """Everything ``status`` and the live view show, read once through the public APIs.
 
     Args:
-        orders_after, attempts_after: the business key a table's page starts after.
+        seen: what earlier reads listed (deleted resources show as gone).
+        after: table name → the business key its page starts after.
+
+    Returns:
+        ``{"queues", "mappings", "tables", "state_machines"}``: lists of the dicts of
+        :func:`queues`, :func:`mappings`, :func:`table_page` and :func:`executions`.
     """
+    after = after or {}
+    urls = target.client("sqs").list_queues(MaxResults=RESOURCES_SHOWN).get("QueueUrls", [])
+    tables = target.client("dynamodb").list_tables(Limit=RESOURCES_SHOWN)["TableNames"]
+    machines = [
+        m["stateMachineArn"]
+        for m in target.client("stepfunctions").list_state_machines(maxResults=RESOURCES_SHOWN)[
+            "stateMachines"
+        ]
+    ]
     return {
-        "queues": queues(target),
+        "queues": queues(target, seen.add("queue", sorted(urls))),
         "mappings": mappings(target),
-        "orders": table_page(target, "OrdersTableName", start=orders_after),
-        "attempts": table_page(target, "AttemptsTableName", start=attempts_after),
-        "workflow": executions(target),
+        "tables": [
+            table_page(target, name, start=after.get(name))
+            for name in seen.add("table", sorted(tables))
+        ],
+        "state_machines": [executions(target, arn) for arn in seen.add("machine", machines)],
     }

@@ -276,6 +276,7 @@ def run(
     """
     results: dict[str, Any] = {"messages": messages, "rounds": rounds}
     with LocalCloud() as cloud:
+        assert cloud.template is not None  # a stack's cloud
         variables = function_properties(cloud.template, "QueueWorkerFunction")["Environment"]
         environment = {
             k: str(v)

@@ -1,5 +1,6 @@
-"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench``:
-the argument parser; the commands are in :mod:`localcloud.tools.commands`."""
+"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench |
+lab | lab-env``: the argument parser; the commands are in :mod:`localcloud.tools.commands`
+and :mod:`localcloud.tools.lab`."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from localcloud.tools.commands import (
     status,
     verify,
 )
+from localcloud.tools.lab import lab, lab_env
 
 
 def _parameter_options(p: argparse.ArgumentParser) -> None:
@@ -144,6 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--visibility-timeout", type=int, default=1)
     p.set_defaults(run=soak)
+
+    p = commands.add_parser("lab", help="a seed lab's machine on 127.0.0.1:PORT (q05 or ev05)")
+    p.add_argument("lab", metavar="LAB", help="q05 or ev05")
+    p.add_argument("--port", type=int, default=5000)
+    p.set_defaults(run=lab)
+
+    p = commands.add_parser("lab-env", help='for eval "$(...)": the lab\'s AWS CLI shell')
+    p.add_argument("--port", type=int, default=5000)
+    p.set_defaults(run=lab_env)
 
     args = parser.parse_args(argv)
     try:

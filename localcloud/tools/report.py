@@ -101,7 +101,7 @@ def dumps(value: Any) -> str:
 
 def render_status(console: Console, state: Mapping[str, Any]) -> None:
     """The live view's sections as terminal tables (``python -m localcloud status``)."""
-    console.rule(f"[bold]Order Guard local cloud, stack {plain(state.get('stack'))}")
+    console.rule(f"[bold]AWS View, local cloud, {plain(state.get('title'))}")
     pages = state.get("pages", {})
     _table(
         console,
@@ -136,30 +136,30 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         ],
         markup_column=2,
     )
-    for key, title in (("orders", "Orders table"), ("attempts", "Attempts table")):
-        table = state[key]
-        columns = ["id", "quantity", "total_cents"] if key == "orders" else ["id", "attempts"]
+    for table in state["tables"]:
+        columns = list(table.get("columns", []))
         rows = [[item.get(c) for c in columns] for item in table["items"]]
         counted = f", {len(rows)} of {table.get('count', len(rows))} item(s) shown"
-        _table(console, f"{title}{' (gone)' if table['gone'] else counted}", columns, rows)
-    workflow = state["workflow"]
-    _table(
-        console,
-        f"Executions of {plain(workflow['name'])}{' (gone)' if workflow['gone'] else ''}",
-        ["execution", "status", "task events", "output"],
-        [
+        title = f"Table {plain(table['name'])}{' (gone)' if table['gone'] else counted}"
+        _table(console, title, columns, rows)
+    for machine in state["state_machines"]:
+        _table(
+            console,
+            f"Executions of {plain(machine['name'])}{' (gone)' if machine['gone'] else ''}",
+            ["execution", "status", "task events", "output"],
             [
-                e["name"],
-                e["status"],
-                " ".join(
-                    f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
-                    for t in e["tasks"]
-                ),
-                e.get("output") or "",
-            ]
-            for e in workflow["executions"]
-        ],
-    )
+                [
+                    e["name"],
+                    e["status"],
+                    " ".join(
+                        f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
+                        for t in e["tasks"]
+                    ),
+                    e.get("output") or "",
+                ]
+                for e in machine["executions"]
+            ],
+        )
     _table(
         console,
         f"Invocations (newest first){_shown(pages.get('invocations'))}",

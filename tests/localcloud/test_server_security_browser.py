@@ -213,7 +213,8 @@ def test_the_live_view_works_on_its_own_origin(browser: Browser, server: LocalCl
             QueueUrl=server.outputs["JobsQueueUrl"],
             MessageBody='{"id": "seen-live", "quantity": 3}',
         )
-        expect(page.locator("#orders")).to_contain_text("seen-live", timeout=15_000)
+        orders = page.locator(f'table[data-table="{server.outputs["OrdersTableName"]}"]')
+        expect(orders).to_contain_text("seen-live", timeout=15_000)
         expect(page.locator('tr.decision[data-decision="accepted"]').first).to_contain_text(
             "seen-live"
         )

@@ -38,8 +38,17 @@ def get(cloud: LocalCloud, path: str) -> str:
 
 
 def rows(html: str, table: str) -> list[str]:
-    """The text of each row of one table, tags removed."""
-    body = html.split(f'<table id="{table}">', 1)[1].split("</table>", 1)[0]
+    """The text of each row of one table (by its ``id``), tags removed."""
+    return _rows(html.split(f'<table id="{table}"', 1)[1])
+
+
+def table_rows(html: str, name: str) -> list[str]:
+    """The rows of the DynamoDB table ``name`` as the view shows it, tags removed."""
+    return _rows(html.split(f'data-table="{name}">', 1)[1])
+
+
+def _rows(after_opening_tag: str) -> list[str]:
+    body = after_opening_tag.split("</table>", 1)[0]
     return [
         " ".join(re.sub(r"<[^>]+>", " ", row).split())
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)[1:]
@@ -73,12 +82,19 @@ def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> N
 
     html = get(cloud, "/sections")
 
-    assert [r.split()[1:3] for r in rows(html, "queues")] == [["0", "0"], ["0", "0"]]
-    assert "after 5 receives" in rows(html, "queues")[0]
+    queues = {r.split()[0]: r.split()[1:] for r in rows(html, "queues")}
+    jobs = cloud.outputs["JobsQueueUrl"].rsplit("/", 1)[-1]
+    dead_letters = cloud.outputs["JobsDeadLetterQueueUrl"].rsplit("/", 1)[-1]
+    assert queues[short(jobs, 32)][:2] == ["0", "0"]
+    assert queues[short(dead_letters, 32)] == ["0", "0", "—"]
+    assert "after 5 receives" in " ".join(queues[short(jobs, 32)])
     (mapping,) = rows(html, "mappings")
     assert mapping.endswith("10 Enabled")
-    assert {r.split()[0] for r in rows(html, "orders")} == {"shown-order", "shown-flow"}
-    assert rows(html, "attempts") == ["shown-flow 1"]
+    orders = table_rows(html, cloud.outputs["OrdersTableName"])
+    assert {r.split()[0] for r in orders} == {"shown-order", "shown-flow"}
+    (attempts,) = table_rows(html, cloud.outputs["AttemptsTableName"])
+    assert attempts.split()[0] == "shown-flow"
+    assert attempts.endswith(" 1")  # every attribute is shown; ``attempts`` sorts last
     newest = rows(html, "invocations")[0]
     assert re.search(r"shown-flow.* ok [0-9.]+ ms$", newest)
     assert f'title="{cloud.outputs["WorkflowWorkerFunctionName"]}"' in html  # whole name on hover
@@ -93,8 +109,11 @@ def test_deleted_resources_show_as_gone_and_the_decisions_stay(cloud: LocalCloud
 
     html = get(cloud, "/sections")
 
-    assert "gone (deleted)" in rows(html, "queues")[0]
-    assert 'Orders table <span class="gone">gone (deleted)</span>' in html
+    jobs = cloud.outputs["JobsQueueUrl"].rsplit("/", 1)[-1]
+    (gone,) = [r for r in rows(html, "queues") if r.startswith(short(jobs, 32))]
+    assert gone.endswith("gone (deleted)")
+    orders = cloud.outputs["OrdersTableName"]
+    assert f'{short(orders, 40)}</span> <span class="gone">gone (deleted)</span>' in html
     (decision,) = rows(html, "decisions")
     assert "kept-order" in decision
     assert "accepted" in decision
@@ -129,7 +148,8 @@ def test_status_prints_the_same_tables_once(
     render_status(Console(width=200), state)
 
     out = capsys.readouterr().out
-    for heading in ("Queues", "Event source mappings", "Write decisions", "Orders table"):
+    orders = f"Table {cloud.outputs['OrdersTableName']}"
+    for heading in ("Queues", "Event source mappings", "Write decisions", orders):
         assert heading in out
     assert out.count("conflict") == 5  # listed on each of the maxReceiveCount receives
     assert "accepted" in out
@@ -275,7 +295,8 @@ def test_executions_started_without_a_name_get_one_and_the_view_stays_up(
     assert len(set(names)) == 2
     assert all(len(name) == 36 and name.count("-") == 4 for name in names)  # UUIDs, as AWS
     state = json.loads(get(cloud, "/state.json"))
-    assert {e["name"] for e in state["workflow"]["executions"]} >= set(names)
+    (machine,) = state["state_machines"]
+    assert {e["name"] for e in machine["executions"]} >= set(names)
 
 
 def test_an_execution_input_of_megabytes_is_cut_in_every_refresh(cloud: LocalCloud) -> None:

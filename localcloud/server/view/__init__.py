@@ -17,7 +17,7 @@ foreign origins and framing.
 Every refresh reads and sends a bounded amount, whatever the account holds: one page of
 write decisions and invocations (:data:`~localcloud.state.history.PAGE_SIZE`, newest first,
 ``?decisions=N`` / ``?invocations=N`` for older pages), one page of each table (one
-``Scan`` with ``Limit``; ``?orders_after=ID`` / ``?attempts_after=ID`` for the next) with
+``Scan`` with ``Limit``; ``?after.TABLE=ID`` for the next) with
 its item count, the newest executions; and long strings are cut, on the page and in the
 hover text alike (:func:`short`, :func:`hover`).
 """

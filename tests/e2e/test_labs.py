@@ -1,0 +1,175 @@
+"""The seed labs, as a learner types them: each lab's command sequence
+(``tests/fixtures/labs/*.sh``, the lab's command blocks as ``../shared/labs/`` prints
+them) through the stock AWS CLI v1 and a shell prepared by ``lab-env``, against the lab's
+machine (``make lab``) on a free port; ``make lab-replay`` runs the same on port 5000.
+
+Each replay first shows the unprotected starter overwriting a conflicting repeat, then
+uploads a protected worker written for the test and checks what the lab says the learner
+should see after each block, down to the empty cleanup listings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from localcloud.account import LocalCloud
+from localcloud.labs import EV05, Q05, Lab, provision
+from localcloud.project import ROOT
+from tests.support.aws import free_port
+
+FIXTURES = ROOT / "tests" / "fixtures" / "labs"
+
+
+@pytest.fixture
+def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
+    lab: Lab = request.param
+    port = int(os.environ.get("LOCALCLOUD_LAB_PORT") or free_port())
+    cloud = LocalCloud(deploy_stack=False, server_port=port, lab=lab.name)
+    with cloud:
+        provision(lab, cloud.client)
+        cloud.remember_resources()
+        cloud.start_event_sources()
+        yield cloud
+
+
+def replay(cloud: LocalCloud, script: str) -> tuple[dict[str, str], float]:
+    """Run ``script`` in bash against ``cloud``: (output of each ``### step``, seconds)."""
+    environment = {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "HOME": os.environ.get("HOME", "/root"),
+        "LAB_PORT": str(cloud.server_port),
+        "LAB_FIXTURES": str(FIXTURES),
+    }
+    started = time.monotonic()
+    done = subprocess.run(  # noqa: S603 - our own script, our own bash
+        ["/bin/bash", str(FIXTURES / script)],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    steps: dict[str, str] = {}
+    name = ""
+    for line in done.stdout.splitlines():
+        if line.startswith("### "):
+            name = line[4:].strip()
+            steps[name] = ""
+        elif name:
+            steps[name] += line + "\n"
+    assert "end" in steps, done.stdout[-2000:]
+    return steps, took
+
+
+def plain_items(output: str) -> list[dict[str, str]]:
+    return [{k: next(iter(v.values())) for k, v in item.items()} for item in json.loads(output)]
+
+
+@pytest.mark.parametrize("lab_machine", [Q05], ids=["q05"], indirect=True)
+def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
+    steps, took = replay(lab_machine, "q05.sh")
+
+    assert json.loads(steps["mapping"]) == {
+        "Source": "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs",
+        "Function": "arn:aws:lambda:us-east-1:123456789012:function:labex-q05-worker",
+        "Batch": 1,
+        "State": "Enabled",
+    }
+    assert steps["starter"].strip() == "2"  # the starter's plain PutItem overwrote quantity 1
+    uploaded, computed = steps["code"].split()
+    assert uploaded == computed  # CodeSha256: base64 SHA-256 of the zip
+    assert plain_items(steps["first"].join("[]")) == [
+        {"id": "dedup-order", "quantity": "4", "total_cents": "1100"}
+    ]
+    stored = sorted(plain_items(steps["scan"]), key=lambda item: item["id"])
+    assert stored == [
+        {"id": "dedup-order", "quantity": "4", "total_cents": "1100"},
+        {"id": "other-order", "quantity": "1", "total_cents": "350"},
+    ]
+    results = [
+        json.loads(line.removeprefix("RESULT ")) for line in steps["results"].split("\n")[:-1]
+    ]
+    assert results == [
+        {"duplicate": False, "id": "dedup-order", "processed": True, "quantity": 4},
+        {"duplicate": True, "id": "dedup-order", "processed": False, "quantity": 4},
+        {"duplicate": True, "id": "dedup-order", "processed": False, "quantity": 4},
+        {"duplicate": False, "id": "other-order", "processed": True, "quantity": 1},
+    ]
+    assert json.loads(steps["depth"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "0",
+        "ApproximateNumberOfMessagesNotVisible": "0",
+    }
+    assert json.loads(steps["mappings after"]) == []
+    assert "labex-q05-jobs" not in steps["queues after"]
+    assert json.loads(steps["orders after"]) == []
+    assert plain_items(steps["reference after"]) == [{"id": "reference", "note": "keep unchanged"}]
+    assert took < 120
+
+
+@pytest.mark.parametrize("lab_machine", [EV05], ids=["ev05"], indirect=True)
+def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
+    steps, took = replay(lab_machine, "ev05.sh")
+
+    starter = steps["starter.0"].split("\n")
+    assert json.loads(starter[0])["errorType"] == "TransientOrderError"
+    assert starter[-2] == "2"  # the retry's plain PutItem wrote the order again
+    assert len(steps["upload.0"].split()[-1]) == 44  # CodeSha256: base64 of 32 bytes
+    assert json.loads(steps["workflow.0"]) == {
+        "Name": "labex-ev05-worker",
+        "Role": "arn:aws:iam::123456789012:role/labex-ev05-worker-role",
+        "Runtime": "python3.13",
+        "Timeout": 30,
+    }
+    assert json.loads(steps["workflow.1"]) == {"stateMachines": []}
+    first = json.loads(steps["first.0"])
+    assert first["Status"] == "SUCCEEDED"
+    assert json.loads(first["Output"]) == {
+        "id": "protected-order",
+        "total_cents": 1100,
+        "completed": True,
+    }
+    tasks = json.loads(steps["first.1"])
+    assert [(t["Type"], t["Error"]) for t in tasks] == [
+        ("TaskFailed", "TransientOrderError"),
+        ("TaskSucceeded", None),
+        ("TaskSucceeded", None),
+    ]
+    assert json.loads(tasks[1]["Output"])["Payload"]["duplicate"] is True  # the raw task output
+    assert plain_items(f"[{steps['first.2']}]") == [
+        {"id": "protected-order", "quantity": "4", "total_cents": "1100"}
+    ]
+    repeat = json.loads(steps["repeat.0"])
+    assert repeat["Status"] == "SUCCEEDED"
+    assert json.loads(repeat["Output"])["total_cents"] == 1100
+    store, summary = (json.loads(output) for output in json.loads(steps["repeat.1"]))
+    assert store["Payload"]["duplicate"] is True
+    assert summary["Payload"]["total_cents"] == 1100
+    new = json.loads(steps["new.0"])
+    assert new["Status"] == "SUCCEEDED"
+    assert json.loads(new["Output"])["total_cents"] == 350
+    stored = sorted(plain_items(steps["new.1"]), key=lambda item: item["id"])
+    assert stored == [
+        {"id": "different-order", "quantity": "1", "total_cents": "350"},
+        {"id": "protected-order", "quantity": "4", "total_cents": "1100"},
+    ]
+    logged = json.loads(steps["new.2"])
+    results = [m for m in logged if m.startswith("RESULT ")]
+    assert len([m for m in logged if m.startswith("START ")]) == 7  # seven worker invocations
+    assert len(results) == 6  # the failed attempt printed none
+    assert json.loads(steps["after.0"]) == {"stateMachines": []}
+    assert json.loads(steps["after.1"]) == ["labex-ev05-worker-role"]
+    assert json.loads(steps["after.2"]) == []
+    assert json.loads(steps["after.3"]) == []
+    assert plain_items(steps["after.4"]) == [{"id": "reference", "note": "keep unchanged"}]
+    assert took < 120
