@@ -24,6 +24,7 @@ May import: every package but :mod:`localcloud.tools`; it wires Order Guard's st
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,12 +41,14 @@ from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
 from localcloud.cfn.template import Template, load
 from localcloud.logs import Delivery
+from localcloud.patches import dynamodb as dynamodb_writes
 from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
 from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
 from localcloud.state import Seen, Target, account_state, queue_empty, remember
 from localcloud.state.history import History
+from localcloud.text import say
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -121,6 +124,7 @@ class LocalCloud:
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
         self._served_deleted = False
         self._seen = Seen()
+        self._watching: threading.Event | None = None
         title = f"lab {lab.upper()}" if lab else f"stack {stack_name}"
         self._reader = view_reader(self, self.history, title, self._seen)
 
@@ -145,6 +149,7 @@ class LocalCloud:
         self._patched = True
         lambda_runtime.clear()  # a new account: no function of an earlier one runs
         lambda_runtime.add_listener(self.history.record)
+        dynamodb_writes.WRITE_LISTENERS.append(self.history.record_write)
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
         # handlers it runs must reach only the emulator. stop() puts them back.
@@ -208,6 +213,21 @@ class LocalCloud:
         """What the live view shows (:func:`view_reader` of this cloud)."""
         return self._reader(args)
 
+    def watch(self, interval_s: float = 1.0) -> None:
+        """Server mode: read the account every ``interval_s`` seconds in the background,
+        as an open live view would, so that what is created and deleted between two looks
+        (a lab's state machine, its executions) is still shown, as gone, afterwards."""
+        stop = self._watching = threading.Event()
+
+        def run() -> None:
+            while not stop.wait(interval_s):
+                try:
+                    self._reader({})
+                except Exception as exc:  # noqa: BLE001 - a read that fails now is retried
+                    say(f"[view] reading the account failed: {type(exc).__name__}: {exc}")
+
+        threading.Thread(target=run, name="localcloud-watch", daemon=True).start()
+
     def remember_resources(self) -> None:
         """Note every queue, table and state machine the account holds now, so the live
         view lists one deleted before it first looked as gone (the stack's, a lab's)."""
@@ -238,7 +258,12 @@ class LocalCloud:
             self.stacks.remove(deployment)
 
     def stop(self) -> None:
+        if self._watching is not None:
+            self._watching.set()
+            self._watching = None
         lambda_runtime.remove_listener(self.history.record)
+        if self.history.record_write in dynamodb_writes.WRITE_LISTENERS:
+            dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
         mappings.serve(None)  # every poller stops
         lambda_runtime.clear()  # every execution environment goes, worker processes too
@@ -371,7 +396,9 @@ def view_reader(
             "title": title,
             **account_state(target, seen, after=after),
             **history.pages(
-                decisions=_page(args.get("decisions")), invocations=_page(args.get("invocations"))
+                decisions=_page(args.get("decisions")),
+                writes=_page(args.get("writes")),
+                invocations=_page(args.get("invocations")),
             ),
         }
 

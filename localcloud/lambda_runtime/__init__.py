@@ -25,7 +25,9 @@ from localcloud.lambda_runtime.output import invoking as invoking_function
 from localcloud.lambda_runtime.packages import extract, source_package
 from localcloud.lambda_runtime.registry import (
     Platform,
+    access_key_for,
     add_listener,
+    by_access_key,
     clear,
     invoke_through_api,
     lookup,
@@ -41,6 +43,8 @@ from localcloud.lambda_runtime.registry import (
 from localcloud.lambda_runtime.worker import WorkerFunction, runtime_dir
 
 __all__ = [
+    "access_key_for",
+    "by_access_key",
     "Function",
     "Platform",
     "clear",

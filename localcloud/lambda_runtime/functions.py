@@ -100,6 +100,8 @@ class Function:
     invoking: bool = field(default=False, repr=False)
     invocations: int = field(default=0, repr=False)
     log_stream: str = field(default="", repr=False)
+    current: tuple[str, Any] | None = field(default=None, repr=False)
+    """(request id, event) of the invocation in progress, if any."""
 
     def invoke(self, event: Any) -> Invocation:
         """Run the handler on ``event`` (one invocation at a time in the process).
@@ -169,7 +171,11 @@ class Function:
         if not self.warm:
             self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
         body = json.dumps(event).encode()
-        ran = self._run(body, request_id, contract.deadline_ms(self.timeout_s))
+        self.current = (request_id, event)
+        try:
+            ran = self._run(body, request_id, contract.deadline_ms(self.timeout_s))
+        finally:
+            self.current = None
         duration_ms = (time.monotonic() - started) * 1000 - (ran.init_ms or 0.0)
         outcome = ran.outcome
         lines = [contract.start_line(request_id), *contract.log_lines(ran.output)]

@@ -9,6 +9,7 @@ view's history).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,23 @@ def platform() -> Platform:
     return _PLATFORM
 
 
+def access_key_for(name: str) -> str:
+    """The access key id the function ``name`` signs its calls with: one per function, as
+    each function's role gives it credentials of its own on AWS, so that a call is known
+    to be the function's (the live view's write rows). 20 characters, like AWS's
+    temporary keys (``ASIA…``)."""
+    return "ASIA" + hashlib.sha256(name.encode()).hexdigest()[:16].upper()
+
+
+def by_access_key(access_key: str | None) -> Function | None:
+    """The function whose calls are signed with ``access_key``, if any."""
+    if not access_key:
+        return None
+    with _LOCK:
+        functions = list(_FUNCTIONS.values())
+    return next((f for f in functions if access_key_for(f.name) == access_key), None)
+
+
 def runnable(
     *,
     name: str,
@@ -77,7 +95,15 @@ def runnable(
         arn=arn,
         code_uri=source if source is not None else extract(package, name),
         handler=handler,
-        environment={**environment, **_PLATFORM.environment},
+        environment={
+            **environment,
+            **_PLATFORM.environment,
+            **(
+                {"AWS_ACCESS_KEY_ID": access_key_for(name)}
+                if "AWS_ACCESS_KEY_ID" in _PLATFORM.environment
+                else {}
+            ),
+        },
         timeout_s=timeout_s,
         memory_mb=memory_mb,
         log_group=log_group,

@@ -7,15 +7,25 @@ no lock, so concurrent requests to the local server can both pass the check (see
 short thread switch interval: two winners in 22 of 150 rounds). Each item-writing method
 runs behind one process-wide lock; ``tests/localcloud/test_concurrency.py`` shows the
 difference.
+
+``DynamoHandler.put_item``, ``update_item`` and ``delete_item`` (the API's handlers, which
+see the request): every such call is told to the write listeners as a :class:`WriteCall`
+(the table, the key, the condition, ``Accepted`` or the error, the item before and after,
+read under the same lock as the write, and the caller's access key id), whoever made it:
+the live view's rows of DynamoDB writes (:mod:`localcloud.state.history`).
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.responses import DynamoHandler
 
 from localcloud.patches.registry import Method, Patch
 
@@ -29,6 +39,116 @@ def _atomic(original: Method) -> Method:
             return original(self, *args, **kwargs)
 
     return atomic
+
+
+@dataclass(frozen=True)
+class WriteCall:
+    """One ``PutItem``, ``UpdateItem`` or ``DeleteItem`` as DynamoDB saw it.
+
+    Attributes:
+        at: epoch seconds.
+        operation: ``PutItem``, ``UpdateItem`` or ``DeleteItem``.
+        table: the table name.
+        key: the item's key attributes (DynamoDB JSON).
+        condition: the ``ConditionExpression`` with its ``#names`` and ``:values``
+            substituted, or ``None`` (an unconditional write).
+        outcome: ``Accepted``, or the error's code (``ConditionalCheckFailedException``).
+        before: the item before the call (DynamoDB JSON), ``None`` if there was none.
+        after: the item after the call, ``None`` if there is none.
+        access_key: the access key id the call was signed with (who called).
+    """
+
+    at: float
+    operation: str
+    table: str
+    key: Mapping[str, Any]
+    condition: str | None
+    outcome: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    access_key: str | None
+
+
+WriteListener = Callable[[WriteCall], None]
+WRITE_LISTENERS: list[WriteListener] = []
+"""Told every write call, in the request's thread (the account's history)."""
+
+
+def _substituted(condition: str | None, body: Mapping[str, Any]) -> str | None:
+    """The condition as a reader should see it: ``#names`` and ``:values`` in place (a
+    value as its plain string: ``:one`` with ``{"N": "1"}`` reads ``1``)."""
+    if not condition:
+        return None
+    names = body.get("ExpressionAttributeNames") or {}
+    values = body.get("ExpressionAttributeValues") or {}
+    # longest first, so that ``:a`` does not replace the start of ``:ab``
+    for placeholder in sorted(names, key=len, reverse=True):
+        condition = condition.replace(placeholder, str(names[placeholder]))
+    for placeholder in sorted(values, key=len, reverse=True):
+        value = values[placeholder]
+        shown = next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else value
+        condition = condition.replace(placeholder, str(shown))
+    return condition
+
+
+def _stored(handler: DynamoHandler, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The item stored under ``key`` (DynamoDB JSON), ``None`` if none or unreadable."""
+    try:
+        found = handler.dynamodb_backend.get_item(table, dict(key))
+    except Exception:  # noqa: BLE001 - no table, a bad key: the call itself says so
+        return None
+    return None if found is None else dict(found.to_json()["Attributes"])
+
+
+def _key_of(handler: DynamoHandler, table: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The key attributes among ``attributes`` for ``table`` (all of them if unknown)."""
+    try:
+        found = handler.dynamodb_backend.get_table(table)
+    except Exception:  # noqa: BLE001 - no table: the call itself says so
+        return dict(attributes)
+    names = (found.hash_key_attr, found.range_key_attr)
+    return {name: attributes[name] for name in names if name and name in attributes}
+
+
+def _error_code(exc: Exception) -> str:
+    """moto's error type without its namespace (``…#ConditionalCheckFailedException``)."""
+    return str(getattr(exc, "error_type", type(exc).__name__)).rsplit("#", 1)[-1]
+
+
+def _recorded(operation: str) -> Callable[[Method], Method]:
+    def make(original: Method) -> Method:
+        def handle(self: DynamoHandler) -> Any:
+            if not WRITE_LISTENERS:
+                return original(self)
+            body = self.body
+            table = str(body.get("TableName", ""))
+            key = _key_of(self, table, body.get("Item" if operation == "PutItem" else "Key") or {})
+            outcome = "Accepted"
+            with LOCK:  # before, the write and after as one step
+                before = _stored(self, table, key)
+                try:
+                    return original(self)
+                except Exception as exc:
+                    outcome = _error_code(exc)
+                    raise
+                finally:
+                    call = WriteCall(
+                        at=time.time(),
+                        operation=operation,
+                        table=table,
+                        key=key,
+                        condition=_substituted(body.get("ConditionExpression"), body),
+                        outcome=outcome,
+                        before=before,
+                        after=_stored(self, table, key),
+                        access_key=self.get_access_key(),
+                    )
+                    for listener in list(WRITE_LISTENERS):
+                        listener(call)
+
+        return handle
+
+    return make
 
 
 PATCHES: Final = tuple(
@@ -45,5 +165,18 @@ PATCHES: Final = tuple(
         ("delete_item", "table_name"),
         ("transact_write_items", "transact_items"),
         ("batch_write_item", None),
+    )
+) + tuple(
+    Patch(
+        DynamoHandler,
+        name,
+        ("self",),
+        _recorded(operation),
+        "the live view shows every write as DynamoDB decided it, for any caller's code",
+    )
+    for name, operation in (
+        ("put_item", "PutItem"),
+        ("update_item", "UpdateItem"),
+        ("delete_item", "DeleteItem"),
     )
 )

@@ -1,9 +1,14 @@
-"""What the functions did, as it happened: every invocation and every write decision.
+"""What the account did, as it happened: every invocation, every write to DynamoDB, and
+every write decision of Order Guard's workers.
 
 The local cloud records each invocation the Lambda runtime runs (:func:`History.record` is a
-runtime listener) and reads the workers' ``RESULT`` lines out of its log, so the live view
-and ``status`` keep the decisions even after the log groups, queues or tables they came
-from are deleted (the seed labs' cleanup step). Memory only: it ends with the server.
+runtime listener) and reads the workers' ``RESULT`` lines out of its log; and each
+``PutItem``, ``UpdateItem`` and ``DeleteItem`` as DynamoDB decided it, whoever's code made
+it (:func:`History.record_write`, which the account makes a write listener of
+:mod:`localcloud.patches.dynamodb`), naming the function, request and message when one of
+the account's functions made it. The live view and ``status`` keep all of it after the
+log groups, queues or tables it came from are deleted (the seed labs' cleanup step).
+Memory only: it ends with the server.
 """
 
 from __future__ import annotations
@@ -14,12 +19,36 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from localcloud.lambda_runtime import Function, Invocation
+from localcloud.lambda_runtime import Function, Invocation, by_access_key
 
 CONDITION = "attribute_not_exists(id)"
 """The conditional write's condition (src/order_guard/store.py)."""
+
+
+class WriteCall(Protocol):
+    """One write as DynamoDB saw it (the fields of
+    :class:`localcloud.patches.dynamodb.WriteCall`, which the account hands in)."""
+
+    @property
+    def at(self) -> float: ...
+    @property
+    def operation(self) -> str: ...
+    @property
+    def table(self) -> str: ...
+    @property
+    def key(self) -> Mapping[str, Any]: ...
+    @property
+    def condition(self) -> str | None: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def before(self) -> Mapping[str, Any] | None: ...
+    @property
+    def after(self) -> Mapping[str, Any] | None: ...
+    @property
+    def access_key(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -31,7 +60,33 @@ class InvocationRecord:
     request_id: str
     given: str
     result: str
+    returned: str
     duration_ms: float
+
+
+@dataclass(frozen=True)
+class WriteRecord:
+    """One ``PutItem``, ``UpdateItem`` or ``DeleteItem`` as DynamoDB decided it.
+
+    ``key`` is the item's key as text; ``before`` and ``after`` the whole item (plain
+    JSON: ``{"quantity": 4}``), ``None`` when there was none; ``outcome`` is ``Accepted``
+    or the error code (``ConditionalCheckFailedException``). ``function``, ``request_id``
+    and ``source`` (``message <id>``) name the invocation that made the call, if one of
+    the account's functions made it; otherwise ``function`` is ``None`` (the AWS CLI, a
+    test, a script).
+    """
+
+    at: float
+    table: str
+    key: str
+    operation: str
+    condition: str | None
+    outcome: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    function: str | None
+    request_id: str | None
+    source: str | None
 
 
 @dataclass(frozen=True)
@@ -70,6 +125,7 @@ class History:
         self._lock = threading.Lock()
         self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
         self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
+        self.writes: deque[WriteRecord] = deque(maxlen=limit)
 
     def record(self, function: Function, event: Any, invocation: Invocation) -> None:
         """The runtime listener: keep the invocation and the decisions in its log."""
@@ -80,6 +136,7 @@ class History:
             request_id=invocation.request_id,
             given=_given(event),
             result=_result(invocation),
+            returned=_returned(invocation),
             duration_ms=round(invocation.duration_ms, 1),
         )
         decisions = [decision_of(line, now) for line in result_lines(invocation.log_lines)]
@@ -87,8 +144,28 @@ class History:
             self.invocations.append(entry)
             self.decisions.extend(decisions)
 
+    def record_write(self, call: WriteCall) -> None:
+        """The write listener: keep the call, with the invocation that made it."""
+        function = by_access_key(call.access_key)
+        current = function.current if function is not None else None
+        record = WriteRecord(
+            at=call.at,
+            table=call.table,
+            key=", ".join(str(plain(v)) for v in call.key.values()),
+            operation=call.operation,
+            condition=call.condition,
+            outcome=call.outcome,
+            before=None if call.before is None else plain_item(call.before),
+            after=None if call.after is None else plain_item(call.after),
+            function=function.name if function is not None else None,
+            request_id=current[0] if current is not None else None,
+            source=_message_of(current[1], call.key) if current is not None else None,
+        )
+        with self._lock:
+            self.writes.append(record)
+
     def pages(
-        self, *, decisions: int = 1, invocations: int = 1, size: int = PAGE_SIZE
+        self, *, decisions: int = 1, writes: int = 1, invocations: int = 1, size: int = PAGE_SIZE
     ) -> dict[str, Any]:
         """One page of each list, newest first, as JSON-ready dicts, and where each page
         stands: ``{"decisions": [...], "invocations": [...], "pages": {"decisions":
@@ -97,10 +174,12 @@ class History:
         whatever the history holds."""
         shown: dict[str, Any] = {"pages": {}}
         with self._lock:
-            for name, rows, number in (
+            lists: tuple[tuple[str, deque[Any], int], ...] = (
                 ("decisions", self.decisions, decisions),
+                ("writes", self.writes, writes),
                 ("invocations", self.invocations, invocations),
-            ):
+            )
+            for name, rows, number in lists:
                 total = len(rows)
                 number = max(1, number)
                 end = total - (number - 1) * size  # newest first: count from the end
@@ -181,6 +260,52 @@ def _result(invocation: Invocation) -> str:
     payload = invocation.payload
     failures = payload.get("batchItemFailures") if isinstance(payload, Mapping) else None
     return f"{len(failures)} listed" if isinstance(failures, list) and failures else "ok"
+
+
+def _returned(invocation: Invocation) -> str:
+    """What the invocation returned, as short JSON (an error's envelope included)."""
+    text = json.dumps(invocation.payload, default=str, sort_keys=True)
+    return text if len(text) <= 200 else f"{text[:199]}…"
+
+
+def plain(value: Any) -> Any:
+    """A DynamoDB attribute value (``{"N": "4"}``) as plain JSON (``4``)."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return value
+    ((kind, inner),) = value.items()
+    if kind == "N":
+        return int(inner) if str(inner).lstrip("-").isdigit() else str(inner)
+    if kind in ("SS", "NS", "BS"):
+        return sorted(inner)
+    if kind == "NULL":
+        return None
+    if kind == "M":
+        return plain_item(inner)
+    if kind == "L":
+        return [plain(v) for v in inner]
+    return inner
+
+
+def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A whole item in plain JSON, attribute names sorted (``id`` first)."""
+    return {k: plain(item[k]) for k in sorted(item, key=lambda k: (k != "id", k))}
+
+
+def _message_of(event: Any, key: Mapping[str, Any]) -> str | None:
+    """The SQS message an invocation's write came from: the record whose body names the
+    item's key (the one record of a batch of one); ``None`` for other events."""
+    records = event.get("Records") if isinstance(event, Mapping) else None
+    if not isinstance(records, list) or not records:
+        return None
+    wanted = {str(plain(v)) for v in key.values()}
+    for record in records:
+        try:
+            body = json.loads(record.get("body", ""))
+        except (TypeError, ValueError):
+            continue
+        if isinstance(body, Mapping) and str(body.get("id")) in wanted:
+            return f"message {record.get('messageId')}"
+    return f"message {records[0].get('messageId')}" if len(records) == 1 else None
 
 
 def _given(event: Any) -> str:

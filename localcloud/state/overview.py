@@ -201,11 +201,22 @@ def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
 
 class Seen:
     """What the account has held: a queue, table or state machine listed once and deleted
-    since is still shown, as gone (the history stays after a lab's cleanup)."""
+    since is still shown, as gone, a state machine with the executions last read (the
+    history stays after a lab's cleanup)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kinds: dict[str, dict[str, None]] = {}
+        self._executions: dict[str, list[dict[str, Any]]] = {}
+
+    def machine(self, read: dict[str, Any], arn: str) -> dict[str, Any]:
+        """``read`` (of :func:`executions`), or, once the state machine is gone, the
+        executions last read, marked gone."""
+        with self._lock:
+            if not read["gone"]:
+                self._executions[arn] = read["executions"]
+                return read
+            return {**read, "executions": self._executions.get(arn, [])}
 
     def add(self, kind: str, listed: list[str]) -> list[str]:
         """Everything of ``kind`` listed now or before, in the order first seen."""
@@ -266,5 +277,7 @@ def account_state(
             table_page(target, name, start=after.get(name))
             for name in seen.add("table", sorted(tables))
         ],
-        "state_machines": [executions(target, arn) for arn in seen.add("machine", machines)],
+        "state_machines": [
+            seen.machine(executions(target, arn), arn) for arn in seen.add("machine", machines)
+        ],
     }

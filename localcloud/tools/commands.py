@@ -142,6 +142,7 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with cloud:
         cloud.start_event_sources()
+        cloud.watch()
         endpoint = cloud.endpoint_url
         console.print(
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"

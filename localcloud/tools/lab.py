@@ -63,6 +63,7 @@ def lab(args: argparse.Namespace) -> int:
         provision(chosen, cloud.client)
         cloud.remember_resources()
         cloud.start_event_sources()
+        cloud.watch()
         port = "" if args.port == 5000 else f" PORT={args.port}"
         console.print(
             f"[bold]Lab {chosen.name.upper()}[/] ({chosen.title}) on {cloud.endpoint_url}: "

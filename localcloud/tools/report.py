@@ -136,6 +136,25 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         ],
         markup_column=2,
     )
+    _table(
+        console,
+        f"Writes to DynamoDB (newest first){_shown(pages.get('writes'))}",
+        ["table", "key", "from", "call", "outcome", "item before", "item after"],
+        [
+            [
+                w["table"],
+                w["key"],
+                f"{w['function']} {w['source'] or ''}".strip()
+                if w["function"]
+                else "not a function",
+                f"{w['operation']} {w['condition'] or '(no condition)'}",
+                w["outcome"],
+                json.dumps(w["before"]) if w["before"] is not None else "none",
+                json.dumps(w["after"]) if w["after"] is not None else "none",
+            ]
+            for w in state.get("writes", [])
+        ],
+    )
     for table in state["tables"]:
         columns = list(table.get("columns", []))
         rows = [[item.get(c) for c in columns] for item in table["items"]]

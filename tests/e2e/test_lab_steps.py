@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.lambda_runtime import WorkerFunction, lookup
+from localcloud.lambda_runtime import WorkerFunction, access_key_for, lookup
 from localcloud.project import ROOT
 from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
 from localcloud.tools import cli
@@ -174,7 +174,7 @@ def test_update_function_configuration_takes_effect_in_a_new_execution_environme
 
     assert after.error_type == "InvalidOrder"  # the new FAULT_MODES_ENABLED, read at cold start
     assert worker.timeout_s == 7
-    assert worker.environment["AWS_ACCESS_KEY_ID"] == "localcloud"  # the local cloud's own
+    assert worker.environment["AWS_ACCESS_KEY_ID"] == access_key_for(worker.name)  # its own
 
 
 @pytest.mark.parametrize(

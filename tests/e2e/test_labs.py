@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,7 @@ def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
         provision(lab, cloud.client)
         cloud.remember_resources()
         cloud.start_event_sources()
+        cloud.watch()  # as make lab does
         yield cloud
 
 
@@ -70,6 +72,16 @@ def replay(cloud: LocalCloud, script: str) -> tuple[dict[str, str], float]:
             steps[name] += line + "\n"
     assert "end" in steps, done.stdout[-2000:]
     return steps, took
+
+
+def writes_by_key(cloud: LocalCloud) -> dict[str, list[dict[str, Any]]]:
+    """The live view's rows of DynamoDB writes, oldest first, per item key."""
+    state = cloud.view_data({})
+    assert state["pages"]["writes"]["count"] == 1, "more writes than one page"
+    found: dict[str, list[dict[str, Any]]] = {}
+    for write in reversed(state["writes"]):
+        found.setdefault(write["key"], []).append(write)
+    return found
 
 
 def plain_items(output: str) -> list[dict[str, str]]:
@@ -114,7 +126,26 @@ def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
     assert "labex-q05-jobs" not in steps["queues after"]
     assert json.loads(steps["orders after"]) == []
     assert plain_items(steps["reference after"]) == [{"id": "reference", "note": "keep unchanged"}]
+    # "consumed within about 2 s": send, poll, invoke, delete, and the CLI's own start-up
+    assert int(steps["consumed"]) < 3000
     assert took < 120
+
+    writes = writes_by_key(lab_machine)
+    starter_first, starter_overwrite, cli_delete = writes["starter-order"]
+    assert starter_overwrite["condition"] is None  # the starter's plain PutItem …
+    assert starter_overwrite["before"]["quantity"] == 1  # … overwrote the first order
+    assert starter_overwrite["after"]["quantity"] == 2
+    assert cli_delete["function"] is None  # the learner's own aws dynamodb delete-item
+    first, *repeats, deleted = writes["dedup-order"]
+    assert first["condition"] == "attribute_not_exists(id)"
+    assert (first["outcome"], first["before"]) == ("Accepted", None)
+    assert first["after"] == {"id": "dedup-order", "quantity": 4, "total_cents": 1100}
+    assert first["function"] == "labex-q05-worker"
+    assert first["request_id"]
+    assert first["source"].startswith("message ")
+    assert [w["outcome"] for w in repeats] == ["ConditionalCheckFailedException"] * 2
+    assert all(w["before"] == w["after"] == first["after"] for w in repeats)
+    assert (deleted["operation"], deleted["after"]) == ("DeleteItem", None)
 
 
 @pytest.mark.parametrize("lab_machine", [EV05], ids=["ev05"], indirect=True)
@@ -173,3 +204,21 @@ def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
     assert json.loads(steps["after.3"]) == []
     assert plain_items(steps["after.4"]) == [{"id": "reference", "note": "keep unchanged"}]
     assert took < 120
+
+    writes = writes_by_key(lab_machine)
+    puts = [
+        w
+        for w in writes["protected-order"]
+        if w["table"] == "labex-ev05-orders" and w["operation"] == "PutItem"
+    ]
+    assert [w["outcome"] for w in puts] == [
+        "Accepted",  # the first execution's first attempt, which then failed after its write
+        "ConditionalCheckFailedException",  # its retry
+        "ConditionalCheckFailedException",  # the new execution of the same order
+    ]
+    assert all(w["function"] == "labex-ev05-worker" and w["request_id"] for w in puts)
+    assert puts[1]["before"] == puts[1]["after"] == puts[0]["after"]
+    counted = [w for w in writes["protected-order"] if w["table"] == "labex-ev05-attempts"]
+    assert [w["after"]["attempts"] for w in counted if w["operation"] == "UpdateItem"] == [1, 2, 3]
+    (machine,) = lab_machine.view_data({})["state_machines"]
+    assert machine["gone"]  # deleted in the cleanup, and still listed
