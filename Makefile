@@ -26,7 +26,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser lab-tools lab lab-env lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -166,6 +166,9 @@ lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05
 lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000]
 	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
 	@python -m localcloud lab-env --port $(or $(PORT),5000)
+
+lab-check: setup ## which of the running make lab's expectations hold now, step by step [PORT=5000]
+	python -m localcloud lab-check --port $(or $(PORT),5000)
 
 lab-replay: setup lab-tools ## both labs' command sequences, literally, on port 5000 (nothing else may listen there)
 	LOCALCLOUD_LAB_PORT=5000 pytest tests/e2e/test_labs.py -p no:xdist

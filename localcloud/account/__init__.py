@@ -126,7 +126,7 @@ class LocalCloud:
         self._seen = Seen()
         self._watching: threading.Event | None = None
         title = f"lab {lab.upper()}" if lab else f"stack {stack_name}"
-        self._reader = view_reader(self, self.history, title, self._seen)
+        self._reader = view_reader(self, self.history, title, self._seen, lab=lab)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -379,7 +379,12 @@ TABLE_PAGE_ARGUMENT = "after."
 
 
 def view_reader(
-    target: Target, history: History, title: str, seen: Seen | None = None
+    target: Target,
+    history: History,
+    title: str,
+    seen: Seen | None = None,
+    *,
+    lab: str | None = None,
 ) -> view_module.Reader:
     """The live view's reader: the account as ``target`` answers it
     (:func:`~localcloud.state.account_state`, ``seen`` what it held before) and one page
@@ -394,6 +399,7 @@ def view_reader(
         }
         return {
             "title": title,
+            "lab": lab,
             **account_state(target, seen, after=after),
             **history.pages(
                 decisions=_page(args.get("decisions")),

@@ -9,14 +9,16 @@ made through the account's own APIs, and nothing else.
   ``labex-ev05-orders``, ``labex-ev05-attempts`` and ``labex-ev05-reference``.
 
 The learner creates the rest (queue, mapping, workflow role, state machine) with the
-lab's own AWS CLI commands. The labs' text is ``../shared/labs/``; ``docs/labs.md`` says
-how to run them (``make lab LAB=q05``).
+lab's own AWS CLI commands. The labs' text is ``../shared/labs/``; the README's "Do the
+labs locally" says how to run them (``make lab LAB=q05``).
 
 May import: :mod:`localcloud.account` and everything below it.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import zipfile
@@ -84,11 +86,19 @@ class Lab:
     reference: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def package(self) -> bytes:
-        """The starter as a deployment package: ``app.py`` at the zip's root."""
+        """The starter as a deployment package: ``app.py`` at the zip's root, the same
+        bytes every time (so ``lab-check`` knows the starter's ``CodeSha256``)."""
+        entry = zipfile.ZipInfo("app.py", date_time=(1980, 1, 1, 0, 0, 0))
+        entry.external_attr = 0o644 << 16
+        entry.compress_type = zipfile.ZIP_DEFLATED
         buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr("app.py", self.starter.read_text(encoding="utf-8"))
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(entry, self.starter.read_text(encoding="utf-8"))
         return buffer.getvalue()
+
+    def starter_sha256(self) -> str:
+        """The starter package's ``CodeSha256`` (base64 SHA-256, as Lambda reports it)."""
+        return base64.b64encode(hashlib.sha256(self.package()).digest()).decode()
 
 
 _REFERENCE_ITEM: Final = {

@@ -1,6 +1,7 @@
 """``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench |
-lab | lab-env``: the argument parser; the commands are in :mod:`localcloud.tools.commands`
-and :mod:`localcloud.tools.lab`."""
+lab | lab-env | lab-check``: the argument parser; the commands are in
+:mod:`localcloud.tools.commands`, :mod:`localcloud.tools.lab` and
+:mod:`localcloud.tools.lab_check`."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from localcloud.tools.commands import (
     verify,
 )
 from localcloud.tools.lab import lab, lab_env
+from localcloud.tools.lab_check import lab_check
 
 
 def _parameter_options(p: argparse.ArgumentParser) -> None:
@@ -155,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     p = commands.add_parser("lab-env", help='for eval "$(...)": the lab\'s AWS CLI shell')
     p.add_argument("--port", type=int, default=5000)
     p.set_defaults(run=lab_env)
+
+    p = commands.add_parser("lab-check", help="which of the running lab's expectations hold")
+    p.add_argument("--port", type=int, default=5000)
+    p.set_defaults(run=lab_check)
 
     args = parser.parse_args(argv)
     try:

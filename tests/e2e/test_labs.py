@@ -24,6 +24,8 @@ import pytest
 from localcloud.account import LocalCloud
 from localcloud.labs import EV05, Q05, Lab, provision
 from localcloud.project import ROOT
+from localcloud.tools import cli
+from localcloud.tools.lab_check import ev05_checks, q05_checks, read_state
 from tests.support.aws import free_port
 
 FIXTURES = ROOT / "tests" / "fixtures" / "labs"
@@ -147,6 +149,18 @@ def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
     assert all(w["before"] == w["after"] == first["after"] for w in repeats)
     assert (deleted["operation"], deleted["after"]) == ("DeleteItem", None)
 
+    assert cli.main(["lab-check", "--port", str(lab_machine.server_port)]) == 0
+    checks = q05_checks(read_state(str(lab_machine.endpoint_url)), lab_machine.client)
+    assert [(c.step, c.holds) for c in checks] == [
+        ("mapping", True),
+        ("upload", True),
+        ("protected worker", True),
+        ("stored orders", True),
+        ("repeats acknowledged", True),
+        ("cleanup", True),
+        ("reference data", True),
+    ]
+
 
 @pytest.mark.parametrize("lab_machine", [EV05], ids=["ev05"], indirect=True)
 def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
@@ -221,4 +235,56 @@ def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
     counted = [w for w in writes["protected-order"] if w["table"] == "labex-ev05-attempts"]
     assert [w["after"]["attempts"] for w in counted if w["operation"] == "UpdateItem"] == [1, 2, 3]
     (machine,) = lab_machine.view_data({})["state_machines"]
-    assert machine["gone"]  # deleted in the cleanup, and still listed
+    assert machine["gone"]  # deleted in the cleanup, and still listed with its executions
+    assert {e["name"] for e in machine["executions"]} == {
+        "after-write-order",
+        "repeated-order",
+        "different-order",
+    }
+
+    checks = ev05_checks(read_state(str(lab_machine.endpoint_url)), lab_machine.client)
+    assert [c.step for c in checks if not c.holds] == []
+
+
+@pytest.mark.parametrize("lab_machine", [Q05], ids=["q05"], indirect=True)
+def test_lab_check_on_a_fresh_lab_says_what_is_missing(lab_machine: LocalCloud) -> None:
+    checks = {
+        c.step: c for c in q05_checks(read_state(str(lab_machine.endpoint_url)), lab_machine.client)
+    }
+
+    assert not checks["mapping"].holds
+    assert checks["upload"].detail == "the function still runs the starter"
+    assert not checks["protected worker"].holds
+    assert checks["stored orders"].detail == (
+        "dedup-order: 0 accepted write(s); other-order: 0 accepted write(s)"
+    )
+    assert checks["cleanup"].holds  # nothing made yet, nothing left
+    assert checks["reference data"].holds
+    assert cli.main(["lab-check", "--port", str(lab_machine.server_port)]) == 1
+
+
+@pytest.mark.parametrize("lab_machine", [Q05], ids=["q05"], indirect=True)
+def test_the_starter_overwrites_and_lab_check_refuses_it_as_a_guard(
+    lab_machine: LocalCloud,
+) -> None:
+    """Without the upload, a repeat with other details overwrites the order: the check
+    judges the writes, so the unprotected starter never passes as protected."""
+    sqs = lab_machine.client("sqs")
+    url = sqs.create_queue(QueueName="labex-q05-jobs")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    lab_machine.client("lambda").create_event_source_mapping(
+        FunctionName=Q05.function, EventSourceArn=arn, BatchSize=1
+    )
+    for body in ('{"id":"dedup-order","quantity":4}', '{"id":"dedup-order","quantity":4}'):
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+    lab_machine.drain(timeout_s=30)
+
+    checks = {
+        c.step: c for c in q05_checks(read_state(str(lab_machine.endpoint_url)), lab_machine.client)
+    }
+
+    assert checks["mapping"].holds
+    assert not checks["protected worker"].holds
+    assert checks["stored orders"].detail.startswith("dedup-order: 2 accepted write(s)")

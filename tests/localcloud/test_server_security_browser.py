@@ -237,11 +237,11 @@ def test_a_named_origin_may_read_the_view_and_call_signed(browser: Browser) -> N
                 "Authorization": "AWS4-HMAC-SHA256 Credential=localcloud/20261201/us-east-1/"
                   + "dynamodb/aws4_request, SignedHeaders=host, Signature=0"}},
                 body: "{{}}"}}).then(r => r.json());
-            window.outcomes = {{stack: view.stack, tables: tables.TableNames}};
+            window.outcomes = {{title: view.title, tables: tables.TableNames}};
             """
             site.html = f"<!doctype html><body><script type=module>{script}</script>"
             outcomes = run_attacks(browser, f"{origin}/")
-            assert outcomes["stack"] == "order-guard"
+            assert outcomes["title"] == "stack order-guard"
             assert allowed.outputs["OrdersTableName"] in outcomes["tables"]
     finally:
         site.close()
