@@ -3,6 +3,8 @@ state machine made through the plain AWS APIs run as the template's do."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import time
@@ -114,3 +116,82 @@ def test_a_state_machine_created_through_the_api_invokes_an_api_made_function(
 
     assert described["status"] == "SUCCEEDED", described
     assert json.loads(described["output"]) == {"doubled": 10, "seen": 1}
+
+
+@pytest.mark.parametrize(
+    ("files", "error_type"),
+    [
+        ({"other.py": HANDLER}, "Runtime.ImportModuleError"),  # no app.py in the zip
+        ({"app.py": "def handler(event, context)\n    return 1\n"}, "Runtime.UserCodeSyntaxError"),
+    ],
+    ids=["no handler module", "syntax error"],
+)
+def test_an_uploaded_zip_that_cannot_load_fails_the_invocation_as_lambda_does(
+    cloud: LocalCloud, files: dict[str, str], error_type: str
+) -> None:
+    lam = cloud.client("lambda")
+    create(cloud, "uploaded")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for name, source in files.items():
+            zipped.writestr(name, source)
+
+    updated = lam.update_function_code(FunctionName="uploaded", ZipFile=archive.getvalue())
+    answer = lam.invoke(FunctionName="uploaded", Payload=b"{}")
+
+    expected_sha = base64.b64encode(hashlib.sha256(archive.getvalue()).digest()).decode()
+    assert updated["CodeSha256"] == expected_sha  # base64 SHA-256 of the zip, as AWS
+    assert answer["FunctionError"] == "Unhandled"
+    assert json.loads(answer["Payload"].read())["errorType"] == error_type
+
+
+def test_list_event_source_mappings_filters_by_name_partial_arn_or_arn(cloud: LocalCloud) -> None:
+    arn = create(cloud, "mapped")
+    sqs, lam = cloud.client("sqs"), cloud.client("lambda")
+    url = sqs.create_queue(QueueName="mapped-jobs")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    uuid = lam.create_event_source_mapping(
+        FunctionName="mapped", EventSourceArn=queue_arn, BatchSize=1
+    )["UUID"]
+
+    for reference in ("mapped", "123456789012:function:mapped", arn, f"{arn}:$LATEST"):
+        listed = lam.list_event_source_mappings(FunctionName=reference)["EventSourceMappings"]
+        assert [m["UUID"] for m in listed] == [uuid], reference
+    assert lam.list_event_source_mappings(FunctionName="other")["EventSourceMappings"] == []
+    lam.delete_event_source_mapping(UUID=uuid)
+    assert lam.list_event_source_mappings(FunctionName="mapped")["EventSourceMappings"] == []
+
+
+@pytest.mark.parametrize("may_create", [True, False], ids=["role allows", "role does not"])
+def test_a_missing_log_group_is_created_on_invocation_when_the_role_allows_it(
+    cloud: LocalCloud, may_create: bool
+) -> None:
+    actions = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogGroup", *actions] if may_create else actions,
+                "Resource": "*",
+            }
+        ],
+    }
+    cloud.client("iam").put_role_policy(
+        RoleName="api-made", PolicyName="logs", PolicyDocument=json.dumps(policy)
+    )
+    create(cloud, "logged")
+    logs = cloud.client("logs")
+    group = "/aws/lambda/logged"
+    assert logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"] == []
+
+    cloud.client("lambda").invoke(FunctionName="logged", Payload=b'{"n": 1}')
+
+    created = logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]
+    assert [g["logGroupName"] for g in created] == ([group] if may_create else [])
+    if may_create:
+        messages = [e["message"] for e in logs.filter_log_events(logGroupName=group)["events"]]
+        assert messages[0].startswith("START RequestId:")
+        assert any('"handled"' in m for m in messages)

@@ -1,0 +1,108 @@
+"""Every PutItem, UpdateItem and DeleteItem is recorded from the DynamoDB call itself, for
+any caller's code (issue 20, part 5): the condition as written, Accepted or the error
+code, the item before and after, and which function made it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from localcloud.account import LocalCloud
+from localcloud.state.history import plain_item
+
+
+@pytest.fixture
+def cloud(make_cloud: Callable[..., LocalCloud]) -> LocalCloud:
+    return make_cloud()
+
+
+def writes(cloud: LocalCloud) -> list[dict[str, Any]]:
+    """The recorded writes, oldest first."""
+    return list(reversed(cloud.view_data({})["writes"]))
+
+
+def test_a_conditional_put_and_its_refused_repeat(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["OrdersTableName"]
+    item = {"id": {"S": "w-1"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}}
+    condition = {
+        "ConditionExpression": "attribute_not_exists(#k)",
+        "ExpressionAttributeNames": {"#k": "id"},
+    }
+    dynamodb.put_item(TableName=table, Item=item, **condition)
+    with pytest.raises(ClientError, match="ConditionalCheckFailedException"):
+        dynamodb.put_item(TableName=table, Item={**item, "quantity": {"N": "5"}}, **condition)
+
+    accepted, refused = writes(cloud)[-2:]
+    stored = {"id": "w-1", "quantity": 4, "total_cents": 1100}
+    assert accepted["condition"] == refused["condition"] == "attribute_not_exists(id)"
+    assert (accepted["outcome"], accepted["before"], accepted["after"]) == (
+        "Accepted",
+        None,
+        stored,
+    )
+    assert refused["outcome"] == "ConditionalCheckFailedException"
+    assert refused["before"] == refused["after"] == stored  # the item kept unchanged
+    assert refused["function"] is None  # this test's own client, not a function
+    assert (refused["table"], refused["key"]) == (table, "w-1")
+
+
+def test_an_update_and_a_delete_show_the_item_before_and_after(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["AttemptsTableName"]
+    for _ in range(2):
+        dynamodb.update_item(
+            TableName=table,
+            Key={"id": {"S": "w-2"}},
+            UpdateExpression="ADD attempts :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+    dynamodb.delete_item(TableName=table, Key={"id": {"S": "w-2"}})
+
+    first, second, deleted = writes(cloud)[-3:]
+    assert [w["operation"] for w in (first, second, deleted)] == [
+        "UpdateItem",
+        "UpdateItem",
+        "DeleteItem",
+    ]
+    assert (first["before"], first["after"]) == (None, {"id": "w-2", "attempts": 1})
+    assert (second["before"], second["after"]) == (first["after"], {"id": "w-2", "attempts": 2})
+    assert (deleted["before"], deleted["after"]) == (second["after"], None)
+    assert first["condition"] is None
+
+
+def test_a_write_by_a_function_names_the_function_its_request_and_message(
+    cloud: LocalCloud,
+) -> None:
+    cloud.client("sqs").send_message(
+        QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody='{"id": "w-3", "quantity": 2}'
+    )
+    (outcome,) = [o for o in cloud.drain(timeout_s=30) if o.invocation is not None]
+
+    (write,) = [w for w in writes(cloud) if w["key"] == "w-3"]
+    assert write["function"] == cloud.outputs["QueueWorkerFunctionName"]
+    assert write["request_id"] == outcome.invocation.request_id
+    assert write["source"].startswith("message ")
+    assert write["condition"] == "attribute_not_exists(id)"
+
+
+def test_plain_items_read_every_attribute_kind() -> None:
+    item = {
+        "id": {"S": "x"},
+        "n": {"N": "1.5"},
+        "ss": {"SS": ["b", "a"]},
+        "m": {"M": {"k": {"N": "2"}}},
+        "l": {"L": [{"S": "v"}, {"NULL": True}]},
+        "flag": {"BOOL": True},
+    }
+    assert plain_item(item) == {
+        "id": "x",
+        "flag": True,
+        "l": ["v", None],
+        "m": {"k": 2},
+        "n": "1.5",
+        "ss": ["a", "b"],
+    }
