@@ -124,7 +124,7 @@ class LocalCloud:
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
         self._served_deleted = False
         self._seen = Seen()
-        self._watching: threading.Event | None = None
+        self._watcher: tuple[threading.Event, threading.Thread] | None = None
         title = f"lab {lab.upper()}" if lab else f"stack {stack_name}"
         self._reader = view_reader(self, self.history, title, self._seen, lab=lab)
 
@@ -217,7 +217,9 @@ class LocalCloud:
         """Server mode: read the account every ``interval_s`` seconds in the background,
         as an open live view would, so that what is created and deleted between two looks
         (a lab's state machine, its executions) is still shown, as gone, afterwards."""
-        stop = self._watching = threading.Event()
+        if self._watcher is not None:
+            return
+        stop = threading.Event()
 
         def run() -> None:
             while not stop.wait(interval_s):
@@ -226,7 +228,8 @@ class LocalCloud:
                 except Exception as exc:  # noqa: BLE001 - a read that fails now is retried
                     say(f"[view] reading the account failed: {type(exc).__name__}: {exc}")
 
-        threading.Thread(target=run, name="localcloud-watch", daemon=True).start()
+        self._watcher = (stop, threading.Thread(target=run, name="localcloud-watch", daemon=True))
+        self._watcher[1].start()
 
     def remember_resources(self) -> None:
         """Note every queue, table and state machine the account holds now, so the live
@@ -258,9 +261,11 @@ class LocalCloud:
             self.stacks.remove(deployment)
 
     def stop(self) -> None:
-        if self._watching is not None:
-            self._watching.set()
-            self._watching = None
+        if self._watcher is not None:
+            stop, thread = self._watcher
+            stop.set()
+            thread.join(timeout=30)
+            self._watcher = None
         lambda_runtime.remove_listener(self.history.record)
         if self.history.record_write in dynamodb_writes.WRITE_LISTENERS:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)

@@ -69,6 +69,15 @@ def by_access_key(access_key: str | None) -> Function | None:
     return next((f for f in functions if access_key_for(f.name) == access_key), None)
 
 
+def invoking() -> Function | None:
+    """The one function with an invocation in progress (invocations run one at a time in
+    the process), if any."""
+    with _LOCK:
+        functions = list(_FUNCTIONS.values())
+    busy = [f for f in functions if f.current is not None]
+    return busy[0] if len(busy) == 1 else None
+
+
 def runnable(
     *,
     name: str,

@@ -44,13 +44,16 @@ class Delivery:
         try:
             self._deliver(logs, group, stream, events)
         except logs.exceptions.ResourceNotFoundException:
-            if self._may_create is not None and self._may_create(group):
+            try:
+                if self._may_create is None or not self._may_create(group):
+                    self._lose(group)
+                    return
                 # created meanwhile by another invocation: as good
                 with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
                     logs.create_log_group(logGroupName=group)
                 self._deliver(logs, group, stream, events)
-            else:
-                self._lose(group)
+            except Exception as exc:  # noqa: BLE001 - never fail the invocation for its log
+                say(f"[logs] {group}: the lines of an invocation were lost: {exc}")
                 return
         with self._lock:
             self._lost.discard(group)

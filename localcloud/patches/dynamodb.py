@@ -4,9 +4,9 @@ DynamoDB evaluates a ``ConditionExpression`` and applies the write as one atomic
 many concurrent ``PutItem`` calls with ``attribute_not_exists(id)`` on one key, exactly
 one succeeds. moto checks the condition and then stores the item in two Python steps with
 no lock, so concurrent requests to the local server can both pass the check (seen with a
-short thread switch interval: two winners in 22 of 150 rounds). Each item-writing method
-runs behind one process-wide lock; ``tests/localcloud/test_concurrency.py`` shows the
-difference.
+short thread switch interval: two winners in 22 of 150 rounds). Each item-writing method,
+and each read that walks a table's items, runs behind one process-wide lock;
+``tests/localcloud/test_concurrency.py`` shows the difference.
 
 ``DynamoHandler.put_item``, ``update_item`` and ``delete_item`` (the API's handlers, which
 see the request): every such call is told to the write listeners as a :class:`WriteCall`
@@ -28,6 +28,7 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.responses import DynamoHandler
 
 from localcloud.patches.registry import Method, Patch
+from localcloud.text import say
 
 LOCK: Final = threading.RLock()
 
@@ -115,6 +116,36 @@ def _error_code(exc: Exception) -> str:
     return str(getattr(exc, "error_type", type(exc).__name__)).rsplit("#", 1)[-1]
 
 
+def _tell(
+    handler: DynamoHandler,
+    operation: str,
+    table: str,
+    key: Mapping[str, Any],
+    body: Mapping[str, Any],
+    outcome: str,
+    before: Mapping[str, Any] | None,
+) -> None:
+    """Tell the write listeners; never let them change the call's own answer (a write
+    that was applied must not come back as a server error, or a caller's retry would
+    meet its own first write)."""
+    try:
+        call = WriteCall(
+            at=time.time(),
+            operation=operation,
+            table=table,
+            key=key,
+            condition=_substituted(body.get("ConditionExpression"), body),
+            outcome=outcome,
+            before=before,
+            after=_stored(handler, table, key),
+            access_key=handler.get_access_key(),
+        )
+        for listener in list(WRITE_LISTENERS):
+            listener(call)
+    except Exception as exc:  # noqa: BLE001 - the record is lost, the write's answer is not
+        say(f"[dynamodb] a {operation} on {table} was not recorded: {type(exc).__name__}: {exc}")
+
+
 def _recorded(operation: str) -> Callable[[Method], Method]:
     def make(original: Method) -> Method:
         def handle(self: DynamoHandler) -> Any:
@@ -122,7 +153,10 @@ def _recorded(operation: str) -> Callable[[Method], Method]:
                 return original(self)
             body = self.body
             table = str(body.get("TableName", ""))
-            key = _key_of(self, table, body.get("Item" if operation == "PutItem" else "Key") or {})
+            given = body.get("Item" if operation == "PutItem" else "Key")
+            if not isinstance(given, dict):  # malformed: DynamoDB's own validation answers
+                return original(self)
+            key = _key_of(self, table, given)
             outcome = "Accepted"
             with LOCK:  # before, the write and after as one step
                 before = _stored(self, table, key)
@@ -132,19 +166,7 @@ def _recorded(operation: str) -> Callable[[Method], Method]:
                     outcome = _error_code(exc)
                     raise
                 finally:
-                    call = WriteCall(
-                        at=time.time(),
-                        operation=operation,
-                        table=table,
-                        key=key,
-                        condition=_substituted(body.get("ConditionExpression"), body),
-                        outcome=outcome,
-                        before=before,
-                        after=_stored(self, table, key),
-                        access_key=self.get_access_key(),
-                    )
-                    for listener in list(WRITE_LISTENERS):
-                        listener(call)
+                    _tell(self, operation, table, key, body, outcome, before)
 
         return handle
 
@@ -157,7 +179,8 @@ PATCHES: Final = tuple(
         name,
         ("self", first) if first else ("self",),
         _atomic,
-        "a conditional write must be atomic under concurrent writers, as on DynamoDB",
+        "a conditional write must be atomic under concurrent writers, and a read must not "
+        "walk a table while a write changes it, as on DynamoDB",
     )
     for name, first in (
         ("put_item", "table_name"),
@@ -165,6 +188,12 @@ PATCHES: Final = tuple(
         ("delete_item", "table_name"),
         ("transact_write_items", "transact_items"),
         ("batch_write_item", None),
+        # reads too: moto walks a table's items in Python while a write may add one
+        # ("dictionary changed size during iteration"); the live view reads every second
+        ("get_item", "table_name"),
+        ("query", "table_name"),
+        ("scan", "table_name"),
+        ("describe_table", "name"),
     )
 ) + tuple(
     Patch(

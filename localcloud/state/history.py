@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from localcloud.lambda_runtime import Function, Invocation, by_access_key
+from localcloud.lambda_runtime import Function, Invocation, by_access_key, invoking
 
 CONDITION = "attribute_not_exists(id)"
 """The conditional write's condition (src/order_guard/store.py)."""
@@ -147,6 +147,11 @@ class History:
     def record_write(self, call: WriteCall) -> None:
         """The write listener: keep the call, with the invocation that made it."""
         function = by_access_key(call.access_key)
+        if function is not None and function.current is None:
+            # Signed as a function, outside its invocations: functions run in-process
+            # share this process's boto3 default session, whose credentials are those
+            # of the first that made a client, so the caller is the one invoking now.
+            function = invoking() or function
         current = function.current if function is not None else None
         record = WriteRecord(
             at=call.at,
@@ -274,14 +279,15 @@ def plain(value: Any) -> Any:
         return value
     ((kind, inner),) = value.items()
     if kind == "N":
-        return int(inner) if str(inner).lstrip("-").isdigit() else str(inner)
-    if kind in ("SS", "NS", "BS"):
-        return sorted(inner)
+        text = str(inner)
+        return int(text) if text.lstrip("-").isascii() and text.lstrip("-").isdigit() else text
+    if kind in ("SS", "NS", "BS") and isinstance(inner, list):
+        return sorted(str(v) for v in inner)
     if kind == "NULL":
         return None
-    if kind == "M":
+    if kind == "M" and isinstance(inner, Mapping):
         return plain_item(inner)
-    if kind == "L":
+    if kind == "L" and isinstance(inner, list):
         return [plain(v) for v in inner]
     return inner
 
@@ -298,6 +304,7 @@ def _message_of(event: Any, key: Mapping[str, Any]) -> str | None:
     if not isinstance(records, list) or not records:
         return None
     wanted = {str(plain(v)) for v in key.values()}
+    records = [record for record in records if isinstance(record, Mapping)]
     for record in records:
         try:
             body = json.loads(record.get("body", ""))

@@ -96,7 +96,7 @@ def shell_lines(endpoint: str, *, cli: Path = AWS_CLI, folder: Path = LAB_FOLDER
     return "\n".join(
         [
             f"# the lab on {endpoint}: every aws call goes there, signed with local credentials",
-            "unset AWS_PROFILE AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE",
+            "unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE",
             f"export {exports}",
             'mkdir -p "$LAB_PROJECT"',
             f'aws() {{ command {shlex.quote(str(cli))} --endpoint-url "$AWS_ENDPOINT_URL" "$@"; }}',

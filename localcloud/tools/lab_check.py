@@ -24,7 +24,7 @@ from botocore.exceptions import ClientError
 from localcloud.account import FAKE_CREDENTIALS
 from localcloud.labs import EV05, Q05, REGION, Lab, lab_named
 from localcloud.server.view import PATH
-from localcloud.text import printable
+from localcloud.text import plain
 from localcloud.tools.commands import CommandError, console
 
 State = Mapping[str, Any]
@@ -73,14 +73,23 @@ def _guarded(state: State, lab: Lab, table: str) -> Check:
             "then send a repeat)",
         )
     since = writes[writes.index(refused[0]) :]  # from the first refusal on
-    twice = {k: v for k, v in _accepted_puts(since, table).items() if len(v) > 1}
+    overwritten = sorted(
+        {
+            w["key"]
+            for w in since
+            if w["table"] == table
+            and w["operation"] == "PutItem"
+            and w["outcome"] == "Accepted"
+            and w["before"] is not None
+        }
+    )
     unchanged = all(w["before"] == w["after"] for w in refused)
-    if twice or not unchanged:
+    if overwritten or not unchanged:
         return Check(
             "protected worker",
             False,
-            f"a second accepted write of {', '.join(sorted(twice))}"
-            if twice
+            f"an accepted write over a stored order: {', '.join(overwritten)}"
+            if overwritten
             else "a refused write changed the item",
         )
     return Check(
@@ -210,6 +219,7 @@ def ev05_checks(state: State, client: Client) -> list[Check]:
     role_there = _exists(lambda: iam.get_role(RoleName="labex-ev05-workflow-role"))
     listed = client("stepfunctions").list_state_machines()["stateMachines"]
     orders = client("dynamodb").scan(TableName="labex-ev05-orders")["Items"]
+    attempts = client("dynamodb").scan(TableName="labex-ev05-attempts")["Items"]
     groups = client("logs").describe_log_groups()["logGroups"]
     return [
         _uploaded(client, EV05),
@@ -239,6 +249,7 @@ def ev05_checks(state: State, client: Client) -> list[Check]:
                 ("the state machine", not listed),
                 ("labex-ev05-workflow-role", not role_there),
                 (f"{len(orders)} order(s)", not orders),
+                (f"{len(attempts)} attempts item(s)", not attempts),
                 (f"{len(groups)} log group(s)", not groups),
             ]
         ),
@@ -290,5 +301,5 @@ def lab_check(args: argparse.Namespace) -> int:
     console.print(f"[bold]Lab {lab.name.upper()}[/] on {endpoint}:")
     for check in checks:
         mark = "[green]✓[/]" if check.holds else "[red]✗[/]"
-        console.print(f"  {mark} {check.step}: {printable(check.detail)}", soft_wrap=True)
+        console.print(f"  {mark} {check.step}: {plain(check.detail)}", soft_wrap=True)
     return 0 if all(check.holds for check in checks) else 1

@@ -204,7 +204,7 @@ def _table(
 ) -> None:
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
     for column in columns:
-        table.add_column(column)
+        table.add_column(plain(column))  # a table's attribute names are data
     for row in rows:
         table.add_row(
             *(

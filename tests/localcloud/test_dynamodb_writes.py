@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
+from localcloud.patches import dynamodb as dynamodb_patches
 from localcloud.state.history import plain_item
 
 
@@ -106,3 +107,51 @@ def test_plain_items_read_every_attribute_kind() -> None:
         "n": "1.5",
         "ss": ["a", "b"],
     }
+
+
+def test_writes_of_two_functions_run_in_process_each_name_their_own(cloud: LocalCloud) -> None:
+    """Functions deployed from source share this process's boto3 default session (and so
+    its credentials): each write still names the invocation that made it."""
+    cloud.client("sqs").send_message(
+        QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody='{"id": "w-q", "quantity": 1}'
+    )
+    (queued,) = [o for o in cloud.drain(timeout_s=30) if o.invocation is not None]
+    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    flowed = worker.invoke({"id": "w-f", "quantity": 1})
+
+    (queue_write,) = [w for w in writes(cloud) if w["key"] == "w-q"]
+    flow_writes = [w for w in writes(cloud) if w["key"] == "w-f"]
+    assert queue_write["function"] == cloud.outputs["QueueWorkerFunctionName"]
+    assert queue_write["request_id"] == queued.invocation.request_id
+    assert len(flow_writes) == 2  # the attempts counter's UpdateItem, the order's PutItem
+    for write in flow_writes:
+        assert write["function"] == cloud.outputs["WorkflowWorkerFunctionName"]
+        assert write["request_id"] == flowed.request_id
+
+
+def test_a_listener_that_fails_never_changes_the_answer_of_a_write(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(call: Any) -> None:
+        raise RuntimeError("a listener's own bug")
+
+    monkeypatch.setattr(dynamodb_patches, "WRITE_LISTENERS", [broken])
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["OrdersTableName"]
+    item = {"id": {"S": "w-4"}, "quantity": {"N": "1"}}
+
+    dynamodb.put_item(TableName=table, Item=item, ConditionExpression="attribute_not_exists(id)")
+    with pytest.raises(ClientError, match="ConditionalCheckFailedException"):
+        dynamodb.put_item(
+            TableName=table, Item=item, ConditionExpression="attribute_not_exists(id)"
+        )
+    assert dynamodb.get_item(TableName=table, Key={"id": {"S": "w-4"}})["Item"] == item
+
+
+def test_odd_values_and_events_are_recorded_without_failing(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["OrdersTableName"]
+    dynamodb.put_item(TableName=table, Item={"id": {"S": "w-5"}, "n": {"N": "1e3"}})
+
+    (write,) = [w for w in writes(cloud) if w["key"] == "w-5"]
+    assert write["after"] == {"id": "w-5", "n": "1e3"}  # not an int: shown as written
