@@ -262,20 +262,12 @@ def account_state(
         :func:`queues`, :func:`mappings`, :func:`table_page` and :func:`executions`.
     """
     after = after or {}
-    urls = target.client("sqs").list_queues(MaxResults=RESOURCES_SHOWN).get("QueueUrls", [])
-    tables = target.client("dynamodb").list_tables(Limit=RESOURCES_SHOWN)["TableNames"]
-    machines = [
-        m["stateMachineArn"]
-        for m in target.client("stepfunctions").list_state_machines(maxResults=RESOURCES_SHOWN)[
-            "stateMachines"
-        ]
-    ]
+    urls, tables, machines = _listed(target)
     return {
-        "queues": queues(target, seen.add("queue", sorted(urls))),
+        "queues": queues(target, seen.add("queue", urls)),
         "mappings": mappings(target),
         "tables": [
-            table_page(target, name, start=after.get(name))
-            for name in seen.add("table", sorted(tables))
+            table_page(target, name, start=after.get(name)) for name in seen.add("table", tables)
         ],
         "state_machines": [
             seen.machine(executions(target, arn), arn) for arn in seen.add("machine", machines)

@@ -10,25 +10,15 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from localcloud.account import LocalCloud
 from localcloud.labs import EV05, Q05, Lab, provision
 from localcloud.project import ROOT
 from tests.e2e.test_labs import FIXTURES, replay
 from tests.support.aws import free_port
-from tests.support.browser import CHROMIUM_FLAGS, chromium
 
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
-        yield launched
-        launched.close()
 
 
 @contextmanager

@@ -13,23 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from localcloud.account import LocalCloud
 from localcloud.project import ROOT
 from localcloud.state import run_execution
-from tests.support.browser import CHROMIUM_FLAGS, chromium
 from tests.support.cloud import started
 
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
