@@ -26,7 +26,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser bench-cold lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -154,8 +154,8 @@ histories: $(STAMP) ## the nightly size of the generated histories against the r
 attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=15)
 	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/localcloud/test_log_attribution.py -k concurrent
 
-bench: $(STAMP) ## Order Guard against the floor, Powertools and read-then-write (BENCH_MESSAGES=2000 BENCH_ROUNDS=5)
-	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5)
+bench: build ## Order Guard against the floor, Powertools and read-then-write, and the cold start (BENCH_MESSAGES=2000 BENCH_ROUNDS=5 BENCH_REPEATS=15)
+	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
 
 # The seed labs (../shared/labs/): LAB=q05 or LAB=ev05 on 127.0.0.1:5000 (PORT= to change).
 lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05|ev05 [PORT=5000] (Ctrl-C stops)
@@ -173,6 +173,9 @@ lab-check: setup ## which of the running make lab's expectations hold now, step 
 LAB_TEXTS ?= ../shared/labs
 lab-replay: setup lab-tools ## both labs' commands on port 5000 with the labs' own workers from LAB_TEXTS (../shared/labs)
 	LOCALCLOUD_LAB_PORT=5000 LOCALCLOUD_LAB_TEXTS=$(abspath $(LAB_TEXTS)) pytest tests/e2e/test_labs.py -p no:xdist -k "as_written"
+
+bench-cold: build ## only the cold-start table: each function's INIT against a bare boto3 handler (BENCH_REPEATS=15)
+	python -m localcloud bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

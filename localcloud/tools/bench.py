@@ -32,7 +32,7 @@ import statistics
 import time
 import tracemalloc
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +43,10 @@ from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources.dynamodb_table import create_table
+from localcloud.cfn.template import load
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
-from localcloud.tools.cold_start import import_figures, package_size_kib
+from localcloud.tools.cold_start import contestants, init_figures, package_size_kib
 from localcloud.tools.cost_model import LIMITS, PRICES, cost_model
 
 HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
@@ -253,13 +254,48 @@ def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, fl
     }
 
 
+def queue_worker_environment() -> dict[str, str]:
+    """The queue worker's variables as template.yaml gives them (merged with Globals), with
+    each resource's logical id standing for its name (nothing is deployed)."""
+    template = load()
+    variables = function_properties(template, "QueueWorkerFunction")["Environment"]
+    resolved = resolve(
+        variables["Variables"],
+        where="QueueWorkerFunction.Environment",
+        ref=lambda name: template.parameters.get(name, name),
+        get_att=lambda name, attribute: f"{name}.{attribute}",
+    )
+    return {k: str(v) for k, v in resolved.items()}
+
+
+def init_environment(queue_worker: Mapping[str, str]) -> dict[str, str]:
+    """The variables every contestant's INIT runs with: the queue worker's own (as the
+    template gives them), the workflow worker's and the idempotency handler's table names,
+    a region and fake credentials (creating a client calls nothing)."""
+    return {
+        **queue_worker,
+        "PATH": "/usr/bin:/bin",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "ATTEMPTS_TABLE_NAME": "attempts",
+        "FAULT_MODES_ENABLED": "false",
+        "IDEMPOTENCY_TABLE_NAME": "idempotency",
+    }
+
+
+def cold_start_figures(queue_worker: Mapping[str, str], repeats: int) -> dict[str, Any]:
+    """:func:`~localcloud.tools.cold_start.init_figures` of every contestant."""
+    return init_figures(contestants(HANDLERS), init_environment(queue_worker), repeats)
+
+
 def run(
     *,
     messages: int = 2000,
     rounds: int = 5,
     round_trip_ms: float = 10.0,
     seed: int = 7,
-    repeats: int = 11,
+    repeats: int = 15,
     batch_repeats: int = 21,
     output: Path | None = None,
     progress: Callable[[str], None] = lambda _: None,
@@ -270,7 +306,7 @@ def run(
         messages: the mixed stream's length (half repeats).
         rounds: throughput rounds, the contestants' order rotated each round.
         round_trip_ms: the simulated DynamoDB round trip for the batch figure.
-        repeats: fresh-process samples per contestant for the import figure (medians).
+        repeats: fresh processes per contestant for the cold-start figure (rounds).
         batch_repeats: batches per contestant, with and without the round trip, for the
             batch figure (medians; the difference of two medians needs more samples).
     """
@@ -329,10 +365,8 @@ def run(
         }
     progress("CPython thread hand-off, CPU-bound tasks")
     results["thread_handoff"] = thread_handoff(batches=max(5, messages // 40), rounds=rounds)
-    progress("import time, fresh processes")
-    env = {**environment, "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"}
-    env.update(ORDERS_TABLE_NAME="t", IDEMPOTENCY_TABLE_NAME="t")
-    results["import_source"], results["import_seconds"] = import_figures(MODULES, env, repeats)
+    progress(f"cold start (INIT), {repeats} fresh processes per contestant")
+    results["init"] = cold_start_figures(environment, repeats)
     results["package_kib"] = package_size_kib()
     results["cost_model"] = cost_model(
         results["requests_per_message"], seconds_per_batch, memory_mb=256

@@ -141,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--round-trip-ms", type=float, default=10.0)
     p.add_argument("--output", default="bench-results.json")
+    p.add_argument(
+        "--repeats", type=int, default=15, help="fresh processes per contestant (cold start)"
+    )
+    p.add_argument(
+        "--cold-start-only", action="store_true", help="only the cold-start table (quick)"
+    )
     p.set_defaults(run=bench)
 
     p = commands.add_parser("soak", help="thousands of messages through the local cloud")

@@ -1,40 +1,115 @@
-"""Cold-start figures for ``make bench``: a handler's import time in fresh interpreters,
-as a ratio to a bare ``import boto3``, and the built package's size."""
+"""Cold-start figures for ``make bench``: each function's INIT work (its handler module
+imported and its DynamoDB client created, what Lambda's ``Init Duration`` covers and, since
+1 August 2025, bills) in fresh interpreters, as a ratio to a bare boto3 handler doing the
+same (``import boto3`` and the same client); and the built package's size.
+
+Like for like, as Lambda loads a function: the built package (``sam build``: bytecode
+precompiled, checked-hash), no bytecode written (``/var/task`` is read-only), no
+``awscrt`` (the runtime's SDK comes without the CRT: aws/aws-lambda-base-images#147).
+Contestants run interleaved, one fresh process each per round, the order rotated each
+round; a ratio is taken within a round (the machine's drift hits both sides), and the
+median ratio is the figure, printed with its min–max.
+"""
 
 from __future__ import annotations
 
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from localcloud.project import ROOT
 
-__all__ = ["BUILT", "import_figures", "import_seconds", "package_size_kib"]
-
-BUILT = ROOT / ".aws-sam" / "build" / "QueueWorkerFunction"
+BUILD = ROOT / ".aws-sam" / "build"
+BUILT = BUILD / "QueueWorkerFunction"
 """The queue worker's built package (``sam build``: src/Makefile, bytecode included)."""
+BARE = "bare boto3 handler"
 
 
-def import_seconds(module: str | None, path: Path, environment: dict[str, str]) -> float:
-    """Seconds to import ``module`` (``None``: ``boto3``) in a fresh interpreter, as
-    Lambda's runtime would: no bytecode written (``/var/task`` is read-only, so every
-    run sees the same files) and no ``awscrt`` (the runtime's SDK comes without the
-    CRT: aws/aws-lambda-base-images#147), which this venv has and boto3 would import."""
-    target = module or "boto3"
+@dataclass(frozen=True)
+class Contestant:
+    """A handler's INIT: ``statement`` run with ``folder`` on the path (a Python
+    statement that imports the handler module and creates its client)."""
+
+    folder: Path
+    statement: str
+
+
+def contestants(handlers: Path) -> dict[str, Contestant]:
+    """The bare handler, both workers (built when ``sam build`` has run, else ``src/``)
+    and Powertools' idempotency handler (``handlers``: the bench's contestants)."""
+
+    def package(function: str) -> Path:
+        built = BUILD / function
+        return built if built.is_dir() else ROOT / "src"
+
+    return {
+        BARE: Contestant(ROOT, "import boto3; boto3.client('dynamodb')"),
+        "queue worker": Contestant(
+            package("QueueWorkerFunction"),
+            "import order_guard.queue_worker as h; h.dependencies()",
+        ),
+        "workflow worker": Contestant(
+            package("WorkflowWorkerFunction"),
+            "import order_guard.workflow_worker as h; h.dependencies()",
+        ),
+        "powertools idempotency": Contestant(handlers, "import powertools_idempotency"),
+    }
+
+
+def init_seconds(contestant: Contestant, environment: dict[str, str]) -> float:
+    """Seconds of one INIT in a fresh interpreter (its own start-up not counted)."""
     code = (
         "import sys, time; sys.modules['awscrt'] = None; t = time.perf_counter(); "
-        f"import {target}; print(time.perf_counter() - t)"
+        f"{contestant.statement}; print(time.perf_counter() - t)"
     )
     completed = subprocess.run(  # noqa: S603 - this interpreter, a fixed program
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
-        env={**environment, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
-        cwd=path,
+        env={
+            **environment,
+            "PYTHONPATH": str(contestant.folder),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+        cwd=contestant.folder,
     )
     return float(completed.stdout.strip().splitlines()[-1])
+
+
+def init_figures(
+    entrants: dict[str, Contestant], environment: dict[str, str], rounds: int
+) -> dict[str, dict[str, float | str]]:
+    """Per contestant: the median INIT in ms, its min and max, and the median of its
+    per-round ratio to the bare handler with that ratio's min and max; and where it was
+    loaded from.
+
+    Args:
+        entrants: name → contestant; must include :data:`BARE`.
+        rounds: fresh processes per contestant (15 or more for a figure to quote).
+    """
+    names = list(entrants)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(rounds):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(init_seconds(entrants[name], environment))
+    figures: dict[str, dict[str, float | str]] = {}
+    for name in names:
+        ratios = [v / b for v, b in zip(samples[name], samples[BARE], strict=True)]
+        folder = entrants[name].folder
+        figures[name] = {
+            "median_ms": round(statistics.median(samples[name]) * 1000, 1),
+            "min_ms": round(min(samples[name]) * 1000, 1),
+            "max_ms": round(max(samples[name]) * 1000, 1),
+            "vs_bare": round(statistics.median(ratios), 3),
+            "vs_bare_min": round(min(ratios), 3),
+            "vs_bare_max": round(max(ratios), 3),
+            "from": str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder),
+        }
+    return figures
 
 
 def package_size_kib() -> float | None:
@@ -42,32 +117,3 @@ def package_size_kib() -> float | None:
     if not BUILT.is_dir():
         return None
     return sum(f.stat().st_size for f in BUILT.rglob("*") if f.is_file()) / 1024
-
-
-def import_figures(
-    modules: dict[str, tuple[Path, str]], environment: dict[str, str], repeats: int
-) -> tuple[str, dict[str, dict[str, float]]]:
-    """Median import seconds per contestant over ``repeats`` fresh interpreters, each
-    with its ratio to ``import boto3`` measured in the same rounds; and where the
-    ``order-guard`` module was imported from (the built package when ``sam build`` has
-    run, as Lambda loads it with its own bytecode; else ``src/``).
-
-    ``modules`` maps a contestant's name to ``(folder, module)``.
-    """
-    sources = dict(modules)
-    if BUILT.is_dir():
-        sources["order-guard"] = (BUILT, modules["order-guard"][1])
-    samples: dict[str, list[float]] = {"boto3": [], **{name: [] for name in sources}}
-    for _ in range(repeats):
-        samples["boto3"].append(import_seconds(None, ROOT, environment))
-        for name, (path, module) in sources.items():
-            samples[name].append(import_seconds(module, path, environment))
-    boto3_median = statistics.median(samples["boto3"])
-    figures = {
-        name: {
-            "median": round(statistics.median(values), 4),
-            "vs_boto3": round(statistics.median(values) / boto3_median, 2),
-        }
-        for name, values in samples.items()
-    }
-    return str(sources["order-guard"][0].relative_to(ROOT)), figures

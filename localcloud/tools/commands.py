@@ -351,8 +351,16 @@ def bench(args: argparse.Namespace) -> int:
     from localcloud.tools import bench as bench_module
     from localcloud.tools.report import render_bench
 
+    if args.cold_start_only:
+        from localcloud.tools.report import render_cold_start
+
+        environment = bench_module.queue_worker_environment()
+        console.print(f"[dim]… cold start (INIT), {args.repeats} fresh processes per contestant")
+        render_cold_start(console, bench_module.cold_start_figures(environment, args.repeats))
+        return 0
     output = Path(args.output)
     results = bench_module.run(
+        repeats=args.repeats,
         messages=args.messages,
         rounds=args.rounds,
         round_trip_ms=args.round_trip_ms,

@@ -215,6 +215,26 @@ def _table(
     console.print(table)
 
 
+def render_cold_start(console: Console, init: Mapping[str, Any]) -> None:
+    """The cold-start table: each function's INIT against a bare boto3 handler's."""
+    rounds = "fresh processes, interleaved; INIT = handler module imported + DynamoDB client"
+    _table(
+        console,
+        f"Cold start ({rounds}; built package, no bytecode written, no awscrt)",
+        ["function", "INIT ms (median)", "min–max ms", "× bare boto3 (median)", "min–max ×"],
+        [
+            [
+                name,
+                f["median_ms"],
+                f"{f['min_ms']}–{f['max_ms']}",
+                f["vs_bare"],
+                f"{f['vs_bare_min']}–{f['vs_bare_max']}",
+            ]
+            for name, f in init.items()
+        ],
+    )
+
+
 def render_bench(console: Console, results: Mapping[str, Any]) -> None:
     """``make bench``'s figures, one table per question."""
     names = list(results["requests_per_message"])
@@ -240,25 +260,21 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
             ["contestant", "median", "× floor", "× Powertools"],
             [[n, v["median"], v["vs_floor"], v["vs_powertools"]] for n, v in mps.items()],
         )
-    imports = results["import_seconds"]
     _table(
         console,
-        "10-record batch in simulated round trips (wall; added by the round trip); "
-        "import time; peak memory",
-        ["contestant", "wall", "added", "import (s)", "× import boto3", "peak KiB"],
+        "10-record batch in simulated round trips (wall; added by the round trip); peak memory",
+        ["contestant", "wall", "added", "peak KiB"],
         [
             [
                 n,
                 results["batch_round_trips"][n]["wall"],
                 results["batch_round_trips"][n]["added"],
-                imports[n]["median"],
-                imports[n]["vs_boto3"],
                 results["peak_memory_kib"][n],
             ]
             for n in names
-        ]
-        + [["import boto3", "", "", imports["boto3"]["median"], 1.0, ""]],
+        ],
     )
+    render_cold_start(console, results["init"])
     cost = results["cost_model"]
     _table(
         console,

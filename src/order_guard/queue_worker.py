@@ -2,7 +2,7 @@
 
 Triggered by the ``JobsQueue`` event source mapping with
 ``FunctionResponseTypes: [ReportBatchItemFailures]``. Each record is judged on its own
-(Powertools' ``BatchProcessor`` does the partial-batch mechanics):
+(:mod:`order_guard.batch` does the partial-batch mechanics):
 
 - accepted and duplicate records are acknowledged (left out of the response);
 - invalid, conflicting and failed records are listed as
@@ -13,7 +13,8 @@ Triggered by the ``JobsQueue`` event source mapping with
 Records of different business keys run concurrently (at most ``RECORD_CONCURRENCY`` at a
 time), so a batch of ten new orders costs about one DynamoDB round trip instead of ten;
 records that share a business key run one after another in batch order, so the first of
-them is the original exactly as in a sequential run (:class:`KeyOrderedBatchProcessor`).
+them is the original exactly as in a sequential run
+(:func:`order_guard.batch.process_partial_response`).
 Every record still gets its own write decision, ``RESULT`` line and metric.
 
 A record is started only while ``context.get_remaining_time_in_millis()`` leaves room
@@ -30,25 +31,18 @@ is ``RESULT``; receipt handles and the raw event are never logged.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
+from order_guard.batch import PartialItemFailureResponse, process_partial_response
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, RECORD_BUDGET_S, QueueWorkerSettings
 from order_guard.errors import TimeBudgetExhausted
 from order_guard.orders import parse_job_body
@@ -56,7 +50,6 @@ from order_guard.result import log_decision
 from order_guard.store import Decision, decision_for_error, provenance, put_order_once
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
@@ -95,9 +88,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
         acknowledges the whole batch.
 
     Raises:
-        UnexpectedBatchTypeError: (Powertools) the event has no non-empty ``Records``
-            list; the invocation fails, so the whole batch is retried. (An event that is
-            not a mapping at all raises ``AttributeError`` or ``ValueError``.)
+        UnexpectedBatchTypeError: the event has no non-empty ``Records`` list; the
+            invocation fails, so the whole batch is retried. (An event that is not a
+            mapping raises ``ValueError``.)
         ConfigurationError: a required variable is missing (before any DynamoDB call).
     """
     return handle_batch(event, context, dependencies())
@@ -112,71 +105,11 @@ def handle_batch(
     """
     metrics.namespace = deps.settings.metrics_namespace  # Powertools read them at import;
     metrics.service = deps.settings.service_name  # the settings are the checked values
-    # A new processor per batch: its state must not leak between concurrent invocations.
-    processor = KeyOrderedBatchProcessor(concurrency=deps.settings.record_concurrency)
     return process_partial_response(
-        event=event,
-        record_handler=functools.partial(process_record, deps=deps, deadline=Deadline(context)),
-        processor=processor,
-        context=context,
+        event,
+        functools.partial(process_record, deps=deps, deadline=Deadline(context)),
+        concurrency=deps.settings.record_concurrency,
     )
-
-
-class KeyOrderedBatchProcessor(BatchProcessor):
-    """Powertools' SQS ``BatchProcessor``, with the records of one batch run concurrently
-    except where they share a business key.
-
-    Records are grouped by the ``id`` their body names (a body without a string ``id``
-    is a group of its own); groups run on up to ``concurrency`` threads, and each group
-    runs its records in batch order. So the decisions are those of a sequential run:
-    the first record of a key is the original, a later identical copy a duplicate, a
-    later different one a conflict. The failures are reported in batch order.
-    """
-
-    def __init__(self, *, concurrency: int) -> None:
-        super().__init__(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-        self.concurrency = concurrency
-
-    def process(self) -> list[tuple[Any, ...]]:
-        records = list(self.records)
-        groups: dict[object, list[int]] = {}
-        for index, record in enumerate(records):
-            groups.setdefault(business_key(record) or ("record", index), []).append(index)
-        results: list[Any] = [None] * len(records)
-
-        def run(indexes: list[int]) -> None:
-            for index in indexes:
-                results[index] = self._process_record(records[index])
-
-        workers = min(self.concurrency, len(groups))
-        if workers <= 1:
-            for indexes in groups.values():
-                run(indexes)
-        else:
-            # Threads made for this batch: they belong to this invocation (its logs, its
-            # time budget) and end with it.
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
-                for done in [pool.submit(run, indexes) for indexes in groups.values()]:
-                    done.result()
-        position = {
-            record.get("messageId") if isinstance(record, Mapping) else None: index
-            for index, record in enumerate(records)
-        }
-        self.fail_messages.sort(
-            key=lambda message: position.get(getattr(message, "message_id", None), 0)
-        )
-        return results
-
-
-def business_key(record: Mapping[str, Any]) -> str | None:
-    """The ``id`` a record's body names, without validating the rest (for grouping)."""
-    body = record.get("body") if isinstance(record, Mapping) else None
-    try:
-        job = json.loads(body) if isinstance(body, str) else None
-    except (ValueError, RecursionError):  # not JSON, or nested too deep: no key
-        return None
-    order_id = job.get("id") if isinstance(job, dict) else None
-    return order_id if isinstance(order_id, str) else None
 
 
 class Deadline:
@@ -196,7 +129,7 @@ class Deadline:
 
 
 def process_record(
-    record: SQSRecord, deps: Dependencies, deadline: Deadline | None = None
+    record: Mapping[str, Any], deps: Dependencies, deadline: Deadline | None = None
 ) -> dict[str, Any]:
     """Store one job once and log its write decision.
 
@@ -213,11 +146,10 @@ def process_record(
             the error decision.
         Each raise makes the record a batch item failure.
     """
-    raw: Mapping[str, Any] = record.raw_event
-    attributes = raw.get("attributes")
+    attributes = record.get("attributes")
     fields: dict[str, Any] = {
         "stage": "queue",
-        "message_id": raw.get("messageId"),
+        "message_id": record.get("messageId"),
         "receive_count": attributes.get("ApproximateReceiveCount")
         if isinstance(attributes, Mapping)
         else None,
@@ -230,7 +162,7 @@ def process_record(
                 f"not started: {remaining_s:.1f} s of the invocation left, a record may "
                 f"need {RECORD_BUDGET_S:.1f} s; it is listed for redelivery"
             )
-        order = parse_job_body(raw.get("body"))
+        order = parse_job_body(record.get("body"))
         outcome = put_order_once(
             deps.dynamodb,
             deps.settings.orders_table,

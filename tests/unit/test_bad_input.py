@@ -13,9 +13,9 @@ import json
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import UnexpectedBatchTypeError
 
 from order_guard import queue_worker, workflow_worker
+from order_guard.batch import UnexpectedBatchTypeError
 from order_guard.errors import InvalidOrder
 from tests.support.aws import LambdaContext, Tables, scan_orders, sqs_record
 from tests.support.catalogue import ACCEPTED, INVALID, SAME_ORDER_SPELLINGS, Case
@@ -175,7 +175,7 @@ def test_a_record_that_cannot_be_reported_fails_the_whole_batch_and_redelivery_l
     else:
         record = "not a record"
 
-    # Powertools cannot name the failed record in its response, so the invocation fails.
+    # The failed record cannot be named in the response, so the invocation fails.
     with pytest.raises(raised):
         queue_worker.handle_batch({"Records": [good, record]}, lambda_context, queue_deps)
 
@@ -192,7 +192,7 @@ def test_a_record_that_cannot_be_reported_fails_the_whole_batch_and_redelivery_l
         ({}, UnexpectedBatchTypeError),
         ({"Records": None}, UnexpectedBatchTypeError),
         ({"records": []}, UnexpectedBatchTypeError),
-        ([], ValueError),  # not a mapping: Powertools' "Invalid event format"
+        ([], ValueError),  # not a mapping: "Invalid event format"
         (None, ValueError),
     ],
 )

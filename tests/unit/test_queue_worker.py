@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import UnexpectedBatchTypeError
 from botocore.stub import Stubber
 
 from order_guard import queue_worker
+from order_guard.batch import UnexpectedBatchTypeError
 from tests.support.aws import (
     KeyedStubber,
     LambdaContext,
@@ -67,19 +67,13 @@ def test_record_results_have_the_documented_shape(
     event = load_event("sqs-two-copies")
     first, second = event["Records"]
     processor_results = [
-        queue_worker.process_record(_record(first), queue_deps),
-        queue_worker.process_record(_record(second), queue_deps),
+        queue_worker.process_record(first, queue_deps),
+        queue_worker.process_record(second, queue_deps),
     ]
     assert processor_results == [
         {"id": "dedup-order", "quantity": 4, "processed": True, "duplicate": False},
         {"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True},
     ]
-
-
-def _record(raw: Event) -> Any:
-    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
-    return SQSRecord(raw)
 
 
 def test_a_conflicting_copy_is_reported_and_the_stored_item_is_unchanged(

@@ -1,0 +1,91 @@
+"""The queue worker's batch mechanics (order_guard.batch): the partial batch response and
+the key-ordered concurrency, independent of the write."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from order_guard.batch import UnexpectedBatchTypeError, process_partial_response, records_of
+
+
+def record(message_id: str, order_id: str | None) -> dict[str, Any]:
+    body = json.dumps({"id": order_id}) if order_id is not None else "not json"
+    return {"messageId": message_id, "body": body}
+
+
+@pytest.mark.parametrize(
+    ("event", "raised"),
+    [
+        ({}, UnexpectedBatchTypeError),
+        ({"Records": []}, UnexpectedBatchTypeError),
+        ({"Records": "x"}, UnexpectedBatchTypeError),
+        ([], ValueError),
+        (None, ValueError),
+    ],
+)
+def test_an_event_without_records_is_refused_by_name(event: Any, raised: type[Exception]) -> None:
+    with pytest.raises(raised, match="event"):
+        records_of(event)
+
+
+def test_failures_are_listed_in_batch_order_and_every_record_runs() -> None:
+    records = [record(f"m{n}", f"order-{n % 3}") for n in range(9)]
+    ran: list[str] = []
+    lock = threading.Lock()
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        with lock:
+            ran.append(raw["messageId"])
+        if raw["messageId"] in ("m7", "m2", "m4"):
+            raise ValueError("listed")
+
+    response = process_partial_response({"Records": records}, handler, concurrency=3)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": m} for m in ("m2", "m4", "m7")]}
+    assert sorted(ran) == sorted(r["messageId"] for r in records)
+
+
+def test_records_of_one_key_run_in_batch_order_one_at_a_time() -> None:
+    records = [record(f"m{n}", "same" if n % 2 else None) for n in range(8)]
+    seen: list[str] = []
+    running = threading.Semaphore(1)
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        if "same" in raw["body"]:
+            assert running.acquire(blocking=False), "two records of one key at once"
+            seen.append(raw["messageId"])
+            running.release()
+
+    assert process_partial_response({"Records": records}, handler, concurrency=4) == {
+        "batchItemFailures": []
+    }
+    assert seen == ["m1", "m3", "m5", "m7"]
+
+
+def test_every_record_failing_is_still_a_partial_response() -> None:
+    def handler(raw: Mapping[str, Any]) -> None:
+        raise RuntimeError("all fail")
+
+    response = process_partial_response(
+        {"Records": [record("a", "x"), record("b", "y")]}, handler, concurrency=2
+    )
+    assert response == {"batchItemFailures": [{"itemIdentifier": "a"}, {"itemIdentifier": "b"}]}
+
+
+def test_a_failed_record_without_a_message_id_fails_the_invocation_after_the_others_ran() -> None:
+    ran: list[str] = []
+    broken = {"body": "no id"}
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        if raw is broken:
+            raise ValueError("cannot be named")
+        ran.append(raw["messageId"])
+
+    with pytest.raises(KeyError, match="messageId"):
+        process_partial_response({"Records": [record("good", "g"), broken]}, handler, concurrency=2)
+    assert ran == ["good"]
