@@ -47,7 +47,14 @@ from localcloud.cfn.template import load
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
 from localcloud.tools.cold_start import contestants, init_figures, package_size_kib
-from localcloud.tools.cost_model import LIMITS, PRICES, cost_model
+from localcloud.tools.cost_model import (
+    COLD_START_RATE,
+    LIMITS,
+    PRICES,
+    cost_model,
+    init_cost,
+    write_units_per_decision,
+)
 
 HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
 CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
@@ -367,6 +374,12 @@ def run(
     results["thread_handoff"] = thread_handoff(batches=max(5, messages // 40), rounds=rounds)
     progress(f"cold start (INIT), {repeats} fresh processes per contestant")
     results["init"] = cold_start_figures(environment, repeats)
+    results["write_units"] = write_units_per_decision()
+    results["init_cost"] = {
+        name: init_cost(figures["median_ms"] / 1000, memory_mb=256)
+        for name, figures in results["init"].items()
+    }
+    results["cold_start_rate"] = COLD_START_RATE[1]
     results["package_kib"] = package_size_kib()
     results["cost_model"] = cost_model(
         results["requests_per_message"], seconds_per_batch, memory_mb=256

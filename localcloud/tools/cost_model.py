@@ -1,12 +1,29 @@
 """The cost model ``make bench`` prints: dollars per million orders and the throughput
 limits, from the measured request counts and batch times and AWS's published prices and
-quotas (each with its source)."""
+quotas (each with its source); the write units each decision consumes, computed by
+DynamoDB's documented rule from the items each path writes (never the emulator's
+``ConsumedCapacity``, which answers constants); and the billed INIT at a stated
+cold-start rate.
+"""
 
 from __future__ import annotations
 
+import math
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
-__all__ = ["LIMITS", "PRICES", "cost_model"]
+__all__ = [
+    "COLD_START_RATE",
+    "LIMITS",
+    "PRICES",
+    "cost_model",
+    "init_cost",
+    "item_size_bytes",
+    "write_units",
+    "write_units_per_decision",
+]
 
 
 # Published prices and limits the cost model uses (us-east-1), with where they are from.
@@ -40,6 +57,165 @@ LIMITS = {
     ),
     "account_concurrency": (1000, "Lambda: 1,000 concurrent executions per Region, default"),
 }
+
+
+def _number_size(text: str) -> int:
+    """A number's size: 1 byte per two significant digits, plus 1 (leading and trailing
+    zeros trimmed)."""
+    digits = Decimal(text).normalize().as_tuple().digits
+    return math.ceil(len(digits) / 2) + 1
+
+
+def _value_size(value: Mapping[str, Any]) -> int:
+    ((kind, inner),) = value.items()
+    if kind == "S":
+        return len(str(inner).encode())
+    if kind == "N":
+        return _number_size(str(inner))
+    if kind == "B":
+        return len(inner)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(str(v).encode()) for v in inner)
+    if kind == "NS":
+        return sum(_number_size(str(v)) for v in inner)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(v) for v in inner)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in inner.items())
+    raise ValueError(f"unknown DynamoDB type {kind!r}")
+
+
+def item_size_bytes(item: Mapping[str, Mapping[str, Any]]) -> int:
+    """An item's size as DynamoDB counts it: each attribute's name (UTF-8 bytes) plus its
+    value (strings in UTF-8 bytes; numbers 1 byte per two significant digits plus 1;
+    booleans and nulls 1; lists and maps 3 plus 1 per element) (DynamoDB Developer Guide,
+    "Item sizes and formats").
+
+    Raises:
+        ValueError: an attribute of an unknown type.
+    """
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def write_units(before: int, after: int) -> int:
+    """Write units of one ``PutItem``, ``UpdateItem`` or ``DeleteItem``: the larger of the
+    item's size before and after, rounded up to the next 1 KB, at least 1; a write whose
+    condition fails consumes the same (DynamoDB Developer Guide, "DynamoDB read and write
+    operations", capacity unit consumption for write operations)."""
+    return max(1, math.ceil(max(before, after) / 1024))
+
+
+def _order_item(order_id: str, quantity: int, source: str) -> dict[str, dict[str, str]]:
+    """The order item the workers write (src/order_guard/store.py: to_item, provenance,
+    write_id), with the field widths of a real one."""
+    return {
+        "id": {"S": order_id},
+        "quantity": {"N": str(quantity)},
+        "total_cents": {"N": str(quantity * 250 + 100)},
+        "first_written_at": {"S": "2026-12-01T12:00:00.000+00:00"},
+        "first_written_by": {"S": source},
+        "write_id": {"S": uuid.uuid4().hex},
+    }
+
+
+def write_units_per_decision(order_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """Write (and read) units per decision of each path, for an order id of 36 characters
+    (a UUID), from the items each path writes.
+
+    Returns:
+        decision → ``{"writes": [(operation, units), ...], "write_units", "read_units",
+        "item_bytes"}``.
+    """
+    order_id = order_id or str(uuid.uuid4())
+    queue_item = _order_item(order_id, 4, f"sqs:{uuid.uuid4()}")
+    flow_item = _order_item(order_id, 4, f"lambda:{uuid.uuid4()}")
+    queue = item_size_bytes(queue_item)
+    flow = item_size_bytes(flow_item)
+    token = str(uuid.uuid4())
+    attempts_after = item_size_bytes(
+        {"id": {"S": order_id}, "attempts": {"N": "1"}, "attempt_tokens": {"SS": [token]}}
+    )
+    attempts_second = item_size_bytes(
+        {
+            "id": {"S": order_id},
+            "attempts": {"N": "2"},
+            "attempt_tokens": {"SS": [token, str(uuid.uuid4())]},
+        }
+    )
+    floor = item_size_bytes(
+        {"id": {"S": order_id}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}}
+    )
+    rows: dict[str, tuple[list[tuple[str, int]], float, int]] = {
+        "queue: accepted": ([("PutItem", write_units(0, queue))], 0.0, queue),
+        "queue: duplicate (condition fails)": (
+            [("PutItem", write_units(queue, queue))],
+            0.0,
+            queue,
+        ),
+        "queue: conflict (condition fails)": (
+            [("PutItem", write_units(queue, queue))],
+            0.0,
+            queue,
+        ),
+        "queue: invalid": ([], 0.0, 0),
+        "workflow: first attempt, accepted": (
+            [
+                ("UpdateItem attempts", write_units(0, attempts_after)),
+                ("PutItem", write_units(0, flow)),
+            ],
+            0.0,
+            flow,
+        ),
+        "workflow: retry, duplicate": (
+            [
+                ("UpdateItem attempts", write_units(attempts_after, attempts_second)),
+                ("PutItem", write_units(flow, flow)),
+            ],
+            0.0,
+            flow,
+        ),
+        "workflow: summary (GetItem, strongly consistent)": ([], 1.0, flow),
+        "floor: new order": ([("PutItem", write_units(0, floor))], 0.0, floor),
+        "read-then-write: new order (strongly consistent GetItem)": (
+            [("PutItem", write_units(0, floor))],
+            1.0,
+            floor,
+        ),
+    }
+    return {
+        name: {
+            "writes": writes,
+            "write_units": sum(units for _, units in writes),
+            "read_units": reads,
+            "item_bytes": size,
+        }
+        for name, (writes, reads, size) in rows.items()
+    }
+
+
+COLD_START_RATE = (
+    0.01,
+    "cold starts in about 1% of invocations: AWS, 'Operating Lambda: Performance "
+    "optimization, Part 1' (AWS Compute Blog, 2021): cold starts 'typically occur in under "
+    "1% of invocations'; a stated assumption, not a measurement",
+)
+
+
+def init_cost(init_seconds: float, memory_mb: int, batch_size: int = 10) -> dict[str, Any]:
+    """The billed INIT per million orders: one INIT per cold start, at
+    :data:`COLD_START_RATE` of the invocations (``batch_size`` orders each), billed as
+    duration since 1 August 2025 (AWS Compute Blog, "AWS Lambda standardizes billing for
+    INIT phase")."""
+    invocations = 1e6 / batch_size
+    cold_starts = invocations * COLD_START_RATE[0]
+    gbs = PRICES["lambda_arm_gb_second_usd"][0]
+    return {
+        "cold_starts_per_million_orders": round(cold_starts),
+        "init_seconds": round(init_seconds, 4),
+        "usd_per_million_orders": round(cold_starts * init_seconds * memory_mb / 1024 * gbs, 7),
+    }
 
 
 def cost_model(

@@ -235,6 +235,27 @@ def render_cold_start(console: Console, init: Mapping[str, Any]) -> None:
     )
 
 
+def render_write_units(console: Console, units: Mapping[str, Any]) -> None:
+    """Write and read units per decision, by DynamoDB's rule (not the emulator's)."""
+    _table(
+        console,
+        "Capacity units per decision, computed by DynamoDB's documented rule from the items "
+        "written (item size rounded up to 1 KB; a failed condition still consumes); not "
+        "the emulator's ConsumedCapacity",
+        ["decision", "write units", "read units", "item bytes", "writes"],
+        [
+            [
+                name,
+                u["write_units"],
+                u["read_units"],
+                u["item_bytes"],
+                ", ".join(f"{op} {n}" for op, n in u["writes"]) or "none",
+            ]
+            for name, u in units.items()
+        ],
+    )
+
+
 def render_bench(console: Console, results: Mapping[str, Any]) -> None:
     """``make bench``'s figures, one table per question."""
     names = list(results["requests_per_message"])
@@ -287,6 +308,16 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
                 cost[n]["lambda_usd_per_million_orders"],
             ]
             for n in names
+        ],
+    )
+    render_write_units(console, results["write_units"])
+    _table(
+        console,
+        f"Billed INIT per million orders (10 orders a batch, 256 MB; {results['cold_start_rate']})",
+        ["function", "cold starts", "INIT s", "$ per million orders"],
+        [
+            [n, c["cold_starts_per_million_orders"], c["init_seconds"], c["usd_per_million_orders"]]
+            for n, c in results["init_cost"].items()
         ],
     )
     handoff = results["thread_handoff"]

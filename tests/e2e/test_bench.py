@@ -31,8 +31,18 @@ def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path
         assert results["messages_per_second"][name]["median"] > 0
         assert results["messages_per_second_2ms"][name]["median"] > 0
         assert results["batch_round_trips"][name]["wall"] > 0
-        assert results["import_seconds"][name]["median"] > 0
         assert results["peak_memory_kib"][name] > 0
+    assert set(results["init"]) == {
+        "bare boto3 handler",
+        "queue worker",
+        "workflow worker",
+        "powertools idempotency",
+    }
+    for figures in results["init"].values():
+        assert 0 < figures["min_ms"] <= figures["median_ms"] <= figures["max_ms"]
+    assert results["init"]["bare boto3 handler"]["vs_bare"] == 1.0
+    assert results["init_cost"]["queue worker"]["cold_starts_per_million_orders"] == 1000
+    assert results["write_units"]["queue: duplicate (condition fails)"]["write_units"] == 1
     assert results["messages_per_second"]["floor"]["vs_floor"] == 1.0
     assert set(results["cost_model"]) == {*bench.CONTESTANTS, "limits"}
     handoff = results["thread_handoff"]

@@ -1,0 +1,56 @@
+"""The cost model's capacity units follow DynamoDB's documented rule (Developer Guide,
+"Item sizes and formats" and "DynamoDB read and write operations"), checked on the
+guide's own kinds of example, never on the emulator's ConsumedCapacity."""
+
+from __future__ import annotations
+
+import pytest
+
+from localcloud.tools.cost_model import (
+    init_cost,
+    item_size_bytes,
+    write_units,
+    write_units_per_decision,
+)
+
+
+@pytest.mark.parametrize(
+    ("item", "size"),
+    [
+        ({"id": {"S": "abc"}}, 2 + 3),
+        ({"id": {"S": "é"}}, 2 + 2),  # UTF-8 bytes, not characters
+        ({"n": {"N": "1100"}}, 1 + 2),  # "11" significant: 1 byte per two digits, plus 1
+        ({"n": {"N": "123.45"}}, 1 + 4),  # five significant digits: 3, plus 1
+        ({"n": {"N": "0.000100"}}, 1 + 2),  # zeros trimmed
+        ({"b": {"BOOL": True}, "z": {"NULL": True}}, 2 + 2),
+        ({"s": {"SS": ["ab", "c"]}}, 1 + 3),
+        ({"l": {"L": [{"S": "ab"}, {"N": "1"}]}}, 1 + 3 + (1 + 2) + (1 + 2)),
+        ({"m": {"M": {"k": {"S": "v"}}}}, 1 + 3 + (1 + 1 + 1)),
+    ],
+)
+def test_item_sizes(item: dict[str, dict[str, object]], size: int) -> None:
+    assert item_size_bytes(item) == size
+
+
+def test_a_write_is_the_larger_item_rounded_up_to_a_kilobyte_and_at_least_one_unit() -> None:
+    assert write_units(0, 1) == 1
+    assert write_units(0, 1024) == 1
+    assert write_units(0, 1025) == 2
+    assert write_units(3000, 500) == 3  # an update that shrinks the item: the larger size
+    assert write_units(0, 0) == 1
+
+
+def test_every_decision_of_the_queue_path_costs_one_write_unit_and_invalid_none() -> None:
+    units = write_units_per_decision()
+    assert units["queue: accepted"]["write_units"] == 1
+    assert units["queue: duplicate (condition fails)"]["write_units"] == 1  # still consumed
+    assert units["queue: conflict (condition fails)"]["write_units"] == 1
+    assert units["queue: invalid"]["write_units"] == 0
+    assert units["workflow: first attempt, accepted"]["write_units"] == 2  # counter + order
+    assert 150 < units["queue: accepted"]["item_bytes"] < 1024
+
+
+def test_the_billed_init_per_million_orders() -> None:
+    cost = init_cost(0.2, memory_mb=256)
+    assert cost["cold_starts_per_million_orders"] == 1000  # 1% of 100,000 invocations
+    assert cost["usd_per_million_orders"] == pytest.approx(1000 * 0.2 * 0.25 * 0.0000133334, rel=1e-3)
