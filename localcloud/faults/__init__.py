@@ -176,6 +176,8 @@ class Network:
     operation."""
 
     round_trip_s: float = 0.0
+    latency: Callable[[], float] | None = None
+    """Draws each request's round trip (seconds) instead of ``round_trip_s``."""
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -192,12 +194,15 @@ _NETWORK: Network | None = None
 
 
 @contextlib.contextmanager
-def simulated(round_trip_s: float = 0.0) -> Iterator[Network]:
-    """Count, and delay by ``round_trip_s``, every DynamoDB request a function makes in
-    the block (the benchmark's simulated round trip)."""
+def simulated(
+    round_trip_s: float = 0.0, latency: Callable[[], float] | None = None
+) -> Iterator[Network]:
+    """Count, and delay by ``round_trip_s`` (or by what ``latency`` draws for each),
+    every DynamoDB request a function makes in the block (the benchmark's simulated round
+    trip)."""
     global _NETWORK
     _hook()
-    network = Network(round_trip_s=round_trip_s)
+    network = Network(round_trip_s=round_trip_s, latency=latency)
     _NETWORK = network
     try:
         yield network
@@ -272,8 +277,9 @@ def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> An
         if function is not None and matched is not None:
             with network._lock:
                 network.counts[(function.name, matched[0])] += 1
-            if network.round_trip_s:
-                time.sleep(network.round_trip_s)
+            delay = network.latency() if network.latency is not None else network.round_trip_s
+            if delay:
+                time.sleep(delay)
     plan = _ACTIVE
     fault = None
     if plan is not None and (not plan.in_functions_only or invoking_function() is not None):

@@ -30,6 +30,7 @@ def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path
     for name in bench.CONTESTANTS:
         assert results["messages_per_second"][name]["median"] > 0
         assert results["messages_per_second_2ms"][name]["median"] > 0
+        assert results["messages_per_second_latency"][name]["median"] > 0
         assert results["batch_round_trips"][name]["wall"] > 0
         assert results["peak_memory_kib"][name] > 0
     assert set(results["init"]) == {

@@ -53,4 +53,17 @@ def test_every_decision_of_the_queue_path_costs_one_write_unit_and_invalid_none(
 def test_the_billed_init_per_million_orders() -> None:
     cost = init_cost(0.2, memory_mb=256)
     assert cost["cold_starts_per_million_orders"] == 1000  # 1% of 100,000 invocations
-    assert cost["usd_per_million_orders"] == pytest.approx(1000 * 0.2 * 0.25 * 0.0000133334, rel=1e-3)
+    assert cost["usd_per_million_orders"] == pytest.approx(
+        1000 * 0.2 * 0.25 * 0.0000133334, rel=1e-3
+    )
+
+
+def test_the_latency_model_has_the_stated_median_and_tail() -> None:
+    from localcloud.tools.bench import LatencyModel
+
+    sample = LatencyModel(median_ms=4, p99_ms=12).sampler()
+    draws = sorted(sample() for _ in range(20_000))
+    assert draws[10_000] * 1000 == pytest.approx(4, rel=0.05)
+    assert draws[19_800] * 1000 == pytest.approx(12, rel=0.1)
+    again = LatencyModel(median_ms=4, p99_ms=12).sampler()
+    assert again() == LatencyModel(median_ms=4, p99_ms=12).sampler()()  # seeded
