@@ -297,6 +297,14 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
                 results["peak_memory_kib"][n],
             ]
             for n in names
+        ]
+        + [
+            [
+                "order-guard, the worker alone (a stand-in DynamoDB in its own process)",
+                results["batch_round_trips_worker"]["wall"],
+                "",
+                "",
+            ]
         ],
     )
     render_cold_start(console, results["init"])
