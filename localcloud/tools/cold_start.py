@@ -6,13 +6,16 @@ same (``import boto3`` and the same client); and the built package's size.
 Like for like, as Lambda loads a function: the built package (``sam build``: bytecode
 precompiled, checked-hash), no bytecode written (``/var/task`` is read-only), no
 ``awscrt`` (the runtime's SDK comes without the CRT: aws/aws-lambda-base-images#147).
-Contestants run interleaved, one fresh process each per round, the order rotated each
-round; a ratio is taken within a round (the machine's drift hits both sides), and the
-median ratio is the figure, printed with its min–max.
+Contestants run interleaved, one fresh process each per round, in a seeded random order
+each round after one warm-up round that is dropped; a ratio is taken within a round (the
+machine's drift hits both sides), and the median ratio is the figure, printed with its
+min–max. A build whose ``order_guard`` differs from ``src/`` is not timed (``src/`` is).
 """
 
 from __future__ import annotations
 
+import filecmp
+import random
 import statistics
 import subprocess
 import sys
@@ -41,8 +44,16 @@ def contestants(handlers: Path) -> dict[str, Contestant]:
     and Powertools' idempotency handler (``handlers``: the bench's contestants)."""
 
     def package(function: str) -> Path:
+        """The built package if it holds this ``src/order_guard`` (else ``src/``: a
+        stale build would time other code)."""
         built = BUILD / function
-        return built if built.is_dir() else ROOT / "src"
+        if not built.is_dir():
+            return ROOT / "src"
+        sources = sorted(p.name for p in (ROOT / "src" / "order_guard").glob("*.py"))
+        _, differ, missing = filecmp.cmpfiles(
+            ROOT / "src" / "order_guard", built / "order_guard", sources, shallow=False
+        )
+        return ROOT / "src" if differ or missing else built
 
     return {
         BARE: Contestant(ROOT, "import boto3; boto3.client('dynamodb')"),
@@ -92,10 +103,12 @@ def init_figures(
     """
     names = list(entrants)
     samples: dict[str, list[float]] = {name: [] for name in names}
-    for index in range(rounds):
-        shift = index % len(names)
-        for name in names[shift:] + names[:shift]:
-            samples[name].append(init_seconds(entrants[name], environment))
+    order = random.Random(7)  # noqa: S311 - a seeded order, not a secret
+    for index in range(-1, rounds):  # round -1 warms the page cache and is dropped
+        for name in order.sample(names, len(names)):
+            seconds = init_seconds(entrants[name], environment)
+            if index >= 0:
+                samples[name].append(seconds)
     figures: dict[str, dict[str, float | str]] = {}
     for name in names:
         ratios = [v / b for v, b in zip(samples[name], samples[BARE], strict=True)]

@@ -108,21 +108,18 @@ def write_units(before: int, after: int) -> int:
 
 
 def _order_item(order_id: str, quantity: int, source: str) -> dict[str, dict[str, str]]:
-    """The order item the workers write (src/order_guard/store.py: to_item, provenance,
-    write_id), with the field widths of a real one."""
-    return {
-        "id": {"S": order_id},
-        "quantity": {"N": str(quantity)},
-        "total_cents": {"N": str(quantity * 250 + 100)},
-        "first_written_at": {"S": "2026-12-01T12:00:00.000+00:00"},
-        "first_written_by": {"S": source},
-        "write_id": {"S": uuid.uuid4().hex},
-    }
+    """The order item the workers write: src/order_guard/store.py's own encoding, with
+    its provenance and write id."""
+    from order_guard.orders import Order
+    from order_guard.store import WRITE_ID, provenance, to_item
+
+    return to_item(Order(order_id, quantity), {**provenance(source), WRITE_ID: uuid.uuid4().hex})
 
 
 def write_units_per_decision(order_id: str | None = None) -> dict[str, dict[str, Any]]:
     """Write (and read) units per decision of each path, for an order id of 36 characters
-    (a UUID), from the items each path writes.
+    (a UUID), from the items each path writes (one unit holds while the item stays under
+    1 KB: ids up to about 820 bytes; the contract allows 2,048).
 
     Returns:
         decision → ``{"writes": [(operation, units), ...], "write_units", "read_units",

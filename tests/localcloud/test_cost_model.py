@@ -67,3 +67,33 @@ def test_the_latency_model_has_the_stated_median_and_tail() -> None:
     assert draws[19_800] * 1000 == pytest.approx(12, rel=0.1)
     again = LatencyModel(median_ms=4, p99_ms=12).sampler()
     assert again() == LatencyModel(median_ms=4, p99_ms=12).sampler()()  # seeded
+
+
+def test_init_figures_pair_each_round_and_take_the_median_ratio(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from localcloud.tools import cold_start
+
+    # per round the bare handler takes 0.2 s; the other 0.2 s × a ratio of that round
+    ratios = iter([1.5, 1.0, 1.1, 1.2])  # the warm-up round's first, then three rounds
+    seen: dict[str, list[float]] = {}
+
+    def fake(contestant: cold_start.Contestant, environment: dict[str, str]) -> float:
+        name = contestant.statement
+        value = 0.2 if name == "bare" else 0.2 * next(ratios)
+        seen.setdefault(name, []).append(value)
+        return value
+
+    monkeypatch.setattr(cold_start, "init_seconds", fake)
+    entrants = {
+        cold_start.BARE: cold_start.Contestant(Path("."), "bare"),
+        "other": cold_start.Contestant(Path("."), "other"),
+    }
+    figures = cold_start.init_figures(entrants, {}, rounds=3)
+
+    assert len(seen["other"]) == 4  # the warm-up round is run, then dropped
+    assert figures["other"]["vs_bare"] == 1.1  # median of 1.0, 1.1, 1.2
+    assert (figures["other"]["vs_bare_min"], figures["other"]["vs_bare_max"]) == (1.0, 1.2)
+    assert figures[cold_start.BARE]["median_ms"] == 200.0

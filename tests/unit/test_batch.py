@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,18 +54,48 @@ def test_failures_are_listed_in_batch_order_and_every_record_runs() -> None:
 def test_records_of_one_key_run_in_batch_order_one_at_a_time() -> None:
     records = [record(f"m{n}", "same" if n % 2 else None) for n in range(8)]
     seen: list[str] = []
+    overlapped: list[str] = []
     running = threading.Semaphore(1)
 
     def handler(raw: Mapping[str, Any]) -> None:
         if "same" in raw["body"]:
-            assert running.acquire(blocking=False), "two records of one key at once"
+            if not running.acquire(blocking=False):
+                overlapped.append(raw["messageId"])
+                return
+            time.sleep(0.01)  # long enough for a concurrent record of the key to show
             seen.append(raw["messageId"])
             running.release()
 
     assert process_partial_response({"Records": records}, handler, concurrency=4) == {
         "batchItemFailures": []
     }
+    assert overlapped == []
     assert seen == ["m1", "m3", "m5", "m7"]
+
+
+def test_a_failure_mid_group_still_runs_the_keys_later_records() -> None:
+    records = [record("a1", "a"), record("a2", "a"), record("a3", "a")]
+    ran: list[str] = []
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        ran.append(raw["messageId"])
+        if raw["messageId"] == "a2":
+            raise ValueError("conflict")
+
+    response = process_partial_response({"Records": records}, handler, concurrency=4)
+
+    assert ran == ["a1", "a2", "a3"]
+    assert response == {"batchItemFailures": [{"itemIdentifier": "a2"}]}
+
+
+def test_a_base_exception_is_not_swallowed_as_a_record_failure() -> None:
+    def handler(raw: Mapping[str, Any]) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        process_partial_response(
+            {"Records": [record("a", "x"), record("b", "y")]}, handler, concurrency=2
+        )
 
 
 def test_every_record_failing_is_still_a_partial_response() -> None:
