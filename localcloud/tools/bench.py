@@ -15,7 +15,7 @@ Figures: DynamoDB requests per message for new, repeated, conflicting and invali
 records (counted at the emulator, ``faults.simulated``); messages per second over a
 mixed stream (half repeats), contestants interleaved over several rounds, medians and
 ratios to the floor and to Powertools, with no round trip (CPU only: the emulator), with
-a fixed 2 ms one, and with DynamoDB's latency modelled (:class:`LatencyModel`: a few
+a fixed 2 ms one, and with DynamoDB's latency modelled (:mod:`.latency`: a few
 milliseconds with a tail), and Order Guard also with its records one at a time; the
 wall time of a 10-record batch under a simulated round trip, in round trips; each
 function's cold start (INIT) against a bare boto3 handler's in fresh processes
@@ -32,17 +32,14 @@ import hashlib
 import io
 import json
 import logging
-import math
 import random
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,10 +51,9 @@ from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources.dynamodb_table import create_table
-from localcloud.cfn.template import load
 from localcloud.lambda_runtime import InProcessFunction
 from localcloud.project import ROOT
-from localcloud.tools.cold_start import contestants, init_figures, package_size_kib
+from localcloud.tools.cold_start import HANDLERS, cold_start_figures, package_size_kib
 from localcloud.tools.cost_model import (
     COLD_START_RATE,
     LIMITS,
@@ -66,8 +62,8 @@ from localcloud.tools.cost_model import (
     init_cost,
     write_units_per_decision,
 )
+from localcloud.tools.latency import LATENCY, LatencyModel, thread_handoff
 
-HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
 CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
 MODULES = {
     "order-guard": (ROOT / "src", "order_guard.queue_worker"),
@@ -174,40 +170,6 @@ def stream(messages: int, seed: int) -> list[list[str]]:
         else:
             bodies.append(json.dumps({"id": f"s{seed}-{i}", "quantity": rng.randint(1, 10)}))
     return [bodies[i : i + 10] for i in range(0, len(bodies), 10)]
-
-
-@dataclass(frozen=True)
-class LatencyModel:
-    """A DynamoDB round trip as a client in the same Region sees it: a few milliseconds
-    with a tail, log-normal with the given median and 99th percentile. DynamoDB is
-    documented at "single-digit millisecond" latency (AWS Database Blog, "Understanding
-    Amazon DynamoDB latency"), and its high percentiles are expected to spike above the
-    median (Developer Guide, "Troubleshooting latency issues"; AWS Knowledge Center, "Why
-    is my DynamoDB maximum latency metric high": 99 requests at 10 ms and one at 100 ms).
-    A stated model, seeded, not a measurement of AWS."""
-
-    median_ms: float = 4.0
-    p99_ms: float = 12.0
-    seed: int = 7
-
-    def sampler(self) -> Callable[[], float]:
-        """Seconds per request, drawn from the model (thread-safe, deterministic order
-        per sampler)."""
-        sigma = math.log(self.p99_ms / self.median_ms) / 2.3263  # z of the 99th percentile
-        draw = random.Random(self.seed)  # noqa: S311 - a model, not a secret
-        lock = threading.Lock()
-
-        def sample() -> float:
-            with lock:
-                return self.median_ms * math.exp(sigma * draw.gauss()) / 1000
-
-        return sample
-
-    def describe(self) -> str:
-        return f"log-normal, median {self.median_ms:g} ms, p99 {self.p99_ms:g} ms"
-
-
-LATENCY = LatencyModel()
 
 
 def throughput(
@@ -337,88 +299,6 @@ def worker_round_trips(
         server.terminate()
         server.wait()
     return {"wall": round(statistics.median(walls) / round_trip_s, 2)}
-
-
-def _cpu_task(items: int = 400) -> int:
-    """Pure-Python work of about one record's CPU time on the emulator (about 2 ms of
-    small JSON documents out and in, as a request goes through botocore and moto), no
-    I/O."""
-    size = 0
-    for index in range(items):
-        size += len(json.loads(json.dumps({"id": {"S": f"order-{index}"}, "n": {"N": "3"}})))
-    return size
-
-
-def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, float]:
-    """CPython's own cost of running CPU-bound work on threads, on this machine now.
-
-    The same 10-task batches run one task after another and on a fresh
-    ``ThreadPoolExecutor(workers)`` per batch (as the queue worker runs a batch's
-    records), interleaved over ``rounds``. With no I/O to wait on, the threads only take
-    turns on the GIL, so ``ratio`` (threaded over sequential tasks per second, median
-    of the rounds) is what concurrency costs when DynamoDB answers without a round trip;
-    it is the baseline for the no-round-trip rows of ``order-guard`` against
-    ``order-guard RECORD_CONCURRENCY=1``.
-    """
-
-    def sequential() -> None:
-        for _ in range(10):
-            _cpu_task()
-
-    def threaded() -> None:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for done in [pool.submit(_cpu_task) for _ in range(10)]:
-                done.result()
-
-    rates: dict[str, list[float]] = {"sequential": [], "threads": []}
-    for index in range(rounds):
-        modes = [("sequential", sequential), ("threads", threaded)]
-        for mode, batch in modes if index % 2 == 0 else modes[::-1]:
-            started = time.perf_counter()
-            for _ in range(batches):
-                batch()
-            rates[mode].append(10 * batches / (time.perf_counter() - started))
-    medians = {mode: statistics.median(values) for mode, values in rates.items()}
-    return {
-        "sequential_tasks_per_second": round(medians["sequential"], 1),
-        "threaded_tasks_per_second": round(medians["threads"], 1),
-        "ratio": round(medians["threads"] / medians["sequential"], 2),
-    }
-
-
-def queue_worker_environment() -> dict[str, str]:
-    """The queue worker's variables as template.yaml gives them (merged with Globals), with
-    each resource's logical id standing for its name (nothing is deployed)."""
-    template = load()
-    variables = function_properties(template, "QueueWorkerFunction")["Environment"]
-    resolved = resolve(
-        variables["Variables"],
-        where="QueueWorkerFunction.Environment",
-        ref=lambda name: template.parameters.get(name, name),
-        get_att=lambda name, attribute: f"{name}.{attribute}",
-    )
-    return {k: str(v) for k, v in resolved.items()}
-
-
-def init_environment(queue_worker: Mapping[str, str]) -> dict[str, str]:
-    """The variables every contestant's INIT runs with: the queue worker's own (as the
-    template gives them), the workflow worker's and the idempotency handler's table names,
-    a region and fake credentials (creating a client calls nothing)."""
-    return {
-        **queue_worker,
-        "PATH": "/usr/bin:/bin",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "ATTEMPTS_TABLE_NAME": "attempts",
-        "FAULT_MODES_ENABLED": "false",
-        "IDEMPOTENCY_TABLE_NAME": "idempotency",
-    }
-
-
-def cold_start_figures(queue_worker: Mapping[str, str], repeats: int) -> dict[str, Any]:
-    """:func:`~localcloud.tools.cold_start.init_figures` of every contestant."""
-    return init_figures(contestants(HANDLERS), init_environment(queue_worker), repeats)
 
 
 def run(

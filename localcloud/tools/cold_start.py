@@ -19,10 +19,18 @@ import random
 import statistics
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from localcloud.cfn.deployer import function_properties
+from localcloud.cfn.intrinsics import resolve
+from localcloud.cfn.template import load
 from localcloud.project import ROOT
+
+HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
+"""The benchmark's contestant handlers (Powertools' idempotency handler among them)."""
 
 BUILD = ROOT / ".aws-sam" / "build"
 BUILT = BUILD / "QueueWorkerFunction"
@@ -130,3 +138,38 @@ def package_size_kib() -> float | None:
     if not BUILT.is_dir():
         return None
     return sum(f.stat().st_size for f in BUILT.rglob("*") if f.is_file()) / 1024
+
+
+def queue_worker_environment() -> dict[str, str]:
+    """The queue worker's variables as template.yaml gives them (merged with Globals), with
+    each resource's logical id standing for its name (nothing is deployed)."""
+    template = load()
+    variables = function_properties(template, "QueueWorkerFunction")["Environment"]
+    resolved = resolve(
+        variables["Variables"],
+        where="QueueWorkerFunction.Environment",
+        ref=lambda name: template.parameters.get(name, name),
+        get_att=lambda name, attribute: f"{name}.{attribute}",
+    )
+    return {k: str(v) for k, v in resolved.items()}
+
+
+def init_environment(queue_worker: Mapping[str, str]) -> dict[str, str]:
+    """The variables every contestant's INIT runs with: the queue worker's own (as the
+    template gives them), the workflow worker's and the idempotency handler's table names,
+    a region and fake credentials (creating a client calls nothing)."""
+    return {
+        **queue_worker,
+        "PATH": "/usr/bin:/bin",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "ATTEMPTS_TABLE_NAME": "attempts",
+        "FAULT_MODES_ENABLED": "false",
+        "IDEMPOTENCY_TABLE_NAME": "idempotency",
+    }
+
+
+def cold_start_figures(queue_worker: Mapping[str, str], repeats: int) -> dict[str, Any]:
+    """:func:`~localcloud.tools.cold_start.init_figures` of every contestant."""
+    return init_figures(contestants(HANDLERS), init_environment(queue_worker), repeats)

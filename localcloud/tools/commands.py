@@ -352,11 +352,12 @@ def bench(args: argparse.Namespace) -> int:
     from localcloud.tools.report import render_bench
 
     if args.cold_start_only:
+        from localcloud.tools import cold_start
         from localcloud.tools.report import render_cold_start
 
-        environment = bench_module.queue_worker_environment()
+        environment = cold_start.queue_worker_environment()
         console.print(f"[dim]… cold start (INIT), {args.repeats} fresh processes per contestant")
-        render_cold_start(console, bench_module.cold_start_figures(environment, args.repeats))
+        render_cold_start(console, cold_start.cold_start_figures(environment, args.repeats))
         return 0
     output = Path(args.output)
     results = bench_module.run(

@@ -59,7 +59,7 @@ def test_the_billed_init_per_million_orders() -> None:
 
 
 def test_the_latency_model_has_the_stated_median_and_tail() -> None:
-    from localcloud.tools.bench import LatencyModel
+    from localcloud.tools.latency import LatencyModel
 
     sample = LatencyModel(median_ms=4, p99_ms=12).sampler()
     draws = sorted(sample() for _ in range(20_000))
