@@ -36,6 +36,7 @@ from moto.moto_api._internal.models import moto_api_backend
 
 from localcloud import lambda_runtime, patches
 from localcloud.account.permissions import log_group_creator
+from localcloud.account.view import view_reader
 from localcloud.cfn import changesets
 from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
@@ -46,7 +47,7 @@ from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
 from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
-from localcloud.state import Seen, Target, account_state, queue_empty, remember
+from localcloud.state import Seen, queue_empty, remember
 from localcloud.state.history import History
 from localcloud.text import say
 
@@ -372,45 +373,3 @@ class LocalCloud:
                 return outcomes
             time.sleep(idle_sleep_s)
         raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")
-
-
-def _page(value: str | None) -> int:
-    """A page number from a query argument: 1 unless a positive integer is given."""
-    return int(value) if value is not None and value.isdigit() and int(value) > 0 else 1
-
-
-TABLE_PAGE_ARGUMENT = "after."
-"""``?after.<table>=<id>``: the page of ``<table>`` that starts after the key ``<id>``."""
-
-
-def view_reader(
-    target: Target,
-    history: History,
-    title: str,
-    seen: Seen | None = None,
-    *,
-    lab: str | None = None,
-) -> view_module.Reader:
-    """The live view's reader: the account as ``target`` answers it
-    (:func:`~localcloud.state.account_state`, ``seen`` what it held before) and one page
-    of ``history`` (the page's query arguments, each optional, choose the pages)."""
-    seen = seen if seen is not None else Seen()
-
-    def read(args: Mapping[str, str]) -> Mapping[str, Any]:
-        after = {
-            name.removeprefix(TABLE_PAGE_ARGUMENT): value
-            for name, value in args.items()
-            if name.startswith(TABLE_PAGE_ARGUMENT)
-        }
-        return {
-            "title": title,
-            "lab": lab,
-            **account_state(target, seen, after=after),
-            **history.pages(
-                decisions=_page(args.get("decisions")),
-                writes=_page(args.get("writes")),
-                invocations=_page(args.get("invocations")),
-            ),
-        }
-
-    return read

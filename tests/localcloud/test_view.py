@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localcloud.account import LocalCloud, view_reader
+from localcloud.account import LocalCloud
+from localcloud.account.view import view_reader
 from localcloud.server.view import create_app, short
 from localcloud.state import TABLE_PAGE_ITEMS
 from localcloud.state.history import decision_of
