@@ -29,22 +29,16 @@ machine is shared.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import logging
 import random
 import statistics
-import subprocess
-import sys
 import time
 import tracemalloc
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import boto3
 
 from localcloud import faults
 from localcloud.account import LocalCloud
@@ -62,6 +56,7 @@ from localcloud.tools.cost_model import (
     init_cost,
     write_units_per_decision,
 )
+from localcloud.tools.critical_path import worker_round_trips
 from localcloud.tools.latency import LATENCY, LatencyModel, thread_handoff
 
 CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
@@ -226,81 +221,6 @@ def batch_round_trips(
     }
 
 
-STAND_IN = """
-import http.server, json, sys, time
-trip = float(sys.argv[1])
-class Answer(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms stall
-    def do_POST(self):
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        time.sleep(trip)
-        body = json.dumps({"ConsumedCapacity": {"TableName": request["TableName"],
-                                                "CapacityUnits": 1.0}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-print(server.server_port, flush=True)
-server.serve_forever()
-"""
-"""A stand-in for DynamoDB in a process of its own: every request waits the round trip,
-then answers as a ``PutItem`` that succeeded (with the ``ConsumedCapacity`` the worker
-requires). The worker's client does all its own work (serialise, sign, send, parse), as
-against AWS; only the service's side is off this process (and off its GIL)."""
-
-
-def worker_round_trips(
-    environment: Mapping[str, str], round_trip_s: float, repeats: int
-) -> dict[str, float]:
-    """A 10-new-order batch through the queue worker's own code and its real DynamoDB
-    client against :data:`STAND_IN`: the median wall time in round trips (what is above
-    1.0 is the worker's; the rest of the in-emulator figure is the emulator's)."""
-    from order_guard import queue_worker
-    from order_guard.config import DYNAMODB_CLIENT_CONFIG, QueueWorkerSettings
-
-    server = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed program
-        [sys.executable, "-c", STAND_IN, str(round_trip_s)], stdout=subprocess.PIPE, text=True
-    )
-    handler = queue_worker.logger.registered_handler
-    assert isinstance(handler, logging.StreamHandler)
-    stream = handler.setStream(io.StringIO())  # the RESULT lines are written, not shown
-    walls = []
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        client = boto3.client(
-            "dynamodb",
-            endpoint_url=f"http://127.0.0.1:{port}",
-            region_name="us-east-1",
-            aws_access_key_id="bench",
-            aws_secret_access_key="bench",  # noqa: S106 - a stand-in checks no signature
-            config=DYNAMODB_CLIENT_CONFIG,
-        )
-        settings = QueueWorkerSettings.from_environ({**environment, "ORDERS_TABLE_NAME": "orders"})
-        deps = queue_worker.Dependencies(dynamodb=client, settings=settings)
-        for i in range(-1, repeats):  # one batch first to warm up (connections, the pool)
-            bodies = _orders(f"w{i}-{uuid.uuid4().hex[:6]}", 10)
-            records = [
-                record(body, f"m{i}-{n}", "arn:aws:sqs:::q") for n, body in enumerate(bodies)
-            ]
-            started = time.perf_counter()
-            response = queue_worker.handle_batch({"Records": records}, None, deps)
-            if i >= 0:
-                walls.append(time.perf_counter() - started)
-            assert response == {"batchItemFailures": []}, response
-            queue_worker.metrics.clear_metrics()  # the handler flushes them after the batch
-    finally:
-        handler.setStream(stream)
-        server.terminate()
-        server.wait()
-    return {"wall": round(statistics.median(walls) / round_trip_s, 2)}
-
-
 def run(
     *,
     messages: int = 2000,
@@ -376,7 +296,10 @@ def run(
         }
         progress(f"10-record batch, the worker alone, {round_trip_ms:g} ms round trip")
         results["batch_round_trips_worker"] = worker_round_trips(
-            environment, round_trip_ms / 1000, repeats=batch_repeats
+            environment,
+            round_trip_ms / 1000,
+            lambda prefix: bench.event(_orders(prefix, 10)),
+            repeats=batch_repeats,
         )
         progress("peak memory")
         sample = batches[: max(1, len(batches) // 4)]

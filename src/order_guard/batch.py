@@ -21,8 +21,8 @@ INIT phase"). What the queue worker used of it is small, and kept exactly here:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from typing import Any, TypedDict
 
 
@@ -72,21 +72,30 @@ def business_key(record: Any) -> str | None:
 
 
 def process_partial_response(
-    event: Any, record_handler: RecordHandler, *, concurrency: int
+    event: Any,
+    record_handler: RecordHandler,
+    *,
+    concurrency: int,
+    threads: Executor | None = None,
 ) -> PartialItemFailureResponse:
     """Run ``record_handler`` on every record of an SQS event and answer with the records
     that failed.
 
     Records are grouped by the ``id`` their body names (a body without a string ``id`` is
-    a group of its own); groups run on up to ``concurrency`` threads made for this batch
-    (they belong to its invocation and end with it), and each group runs its records in
-    batch order. So the decisions are those of a sequential run: the first record of a
-    key is the original, a later identical copy a duplicate, a later different one a
-    conflict.
+    a group of its own), and each group runs its records in batch order, so the decisions
+    are those of a sequential run: the first record of a key is the original, a later
+    identical copy a duplicate, a later different one a conflict. With more than one
+    group and ``concurrency`` above 1 the groups run on ``threads`` (the execution
+    environment's record threads, kept from one invocation to the next; at most
+    ``concurrency`` of them should run) or, without it, on up to ``concurrency`` threads
+    made for this batch. Either way every group has ended when this returns or raises:
+    nothing runs after the invocation.
 
     Raises:
         ValueError, UnexpectedBatchTypeError: see :func:`records_of`.
         KeyError, TypeError: a failed record has no ``messageId`` or is not an object.
+        BaseException: what a record handler raised that is not an ``Exception``, once
+            every group has ended.
     """
     records = records_of(event)
     groups: dict[object, list[int]] = {}
@@ -105,10 +114,11 @@ def process_partial_response(
     if workers <= 1:
         for indexes in groups.values():
             run(indexes)
+    elif threads is not None:
+        _run_groups(threads, run, groups.values())
     else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
-            for done in [pool.submit(run, indexes) for indexes in groups.values()]:
-                done.result()
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as own:
+            _run_groups(own, run, groups.values())
     return {
         "batchItemFailures": [
             {"itemIdentifier": record["messageId"]}
@@ -116,3 +126,12 @@ def process_partial_response(
             if listed
         ]
     }
+
+
+def _run_groups(
+    threads: Executor, run: Callable[[list[int]], None], groups: Iterable[list[int]]
+) -> None:
+    futures = [threads.submit(run, indexes) for indexes in groups]
+    wait(futures)  # every group ends within the invocation, even after one raised
+    for future in futures:
+        future.result()

@@ -44,7 +44,11 @@ def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path
     assert results["init"]["bare boto3 handler"]["vs_bare"] == 1.0
     assert results["init_cost"]["queue worker"]["cold_starts_per_million_orders"] == 1000
     assert results["write_units"]["queue: duplicate (condition fails)"]["write_units"] == 1
-    assert results["batch_round_trips_worker"]["wall"] >= 1.0  # at least the round trip
+    critical_path = results["batch_round_trips_worker"]
+    assert critical_path["wall"] >= 1.0  # at least the round trip
+    assert critical_path["worker_alone"] >= 1.0
+    assert critical_path["sdk_cpu_ms"] > 0
+    assert critical_path["worker_cpu_ms"] > 0
     assert results["messages_per_second"]["floor"]["vs_floor"] == 1.0
     assert set(results["cost_model"]) == {*bench.CONTESTANTS, "limits"}
     handoff = results["thread_handoff"]

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -120,3 +121,47 @@ def test_a_failed_record_without_a_message_id_fails_the_invocation_after_the_oth
     with pytest.raises(KeyError, match="messageId"):
         process_partial_response({"Records": [record("good", "g"), broken]}, handler, concurrency=2)
     assert ran == ["good"]
+
+
+def test_the_environments_threads_serve_every_batch_and_no_more_are_started() -> None:
+    used: set[str] = set()
+    lock = threading.Lock()
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        time.sleep(0.002)
+        with lock:
+            used.add(threading.current_thread().name)
+
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="env") as threads:
+        for batch in range(4):
+            records = [record(f"{batch}-{n}", f"{batch}-{n}") for n in range(6)]
+            response = process_partial_response(
+                {"Records": records}, handler, concurrency=3, threads=threads
+            )
+            assert response == {"batchItemFailures": []}
+
+    assert 1 < len(used) <= 3
+    assert all(name.startswith("env") for name in used)
+
+
+def test_every_group_has_ended_when_a_base_exception_comes_out() -> None:
+    ended: list[str] = []
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        if raw["messageId"] == "a":
+            raise KeyboardInterrupt
+        time.sleep(0.05)
+        ended.append(raw["messageId"])
+
+    threads = ThreadPoolExecutor(max_workers=2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            process_partial_response(
+                {"Records": [record("a", "x"), record("b", "y")]},
+                handler,
+                concurrency=2,
+                threads=threads,
+            )
+        assert ended == ["b"]  # before the threads are shut down: the call itself waited
+    finally:
+        threads.shutdown()

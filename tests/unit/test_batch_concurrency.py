@@ -9,6 +9,7 @@ import json
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -68,6 +69,11 @@ class FailingFor:
                 self.in_flight -= 1
 
 
+THREADS = {10: ThreadPoolExecutor(max_workers=10, thread_name_prefix="record")}
+"""Record threads kept across every batch of this module, as an execution environment
+keeps them between invocations (``queue_worker.dependencies``)."""
+
+
 def run(
     bodies: list[str], failing: set[str], stored: dict[str, int], concurrency: int
 ) -> tuple[list[str], dict[str, tuple[int, int]], dict[str, str], int]:
@@ -100,7 +106,9 @@ def run(
     previous = queue_worker.logger.registered_handler.setStream(stream)
     try:
         response = queue_worker.handle_batch(
-            {"Records": records}, None, queue_worker.Dependencies(client, settings_)
+            {"Records": records},
+            None,
+            queue_worker.Dependencies(client, settings_, record_threads=THREADS.get(concurrency)),
         )
     finally:
         queue_worker.logger.registered_handler.setStream(previous)

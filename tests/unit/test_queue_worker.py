@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from threading import current_thread
 from typing import Any
 
 import pytest
@@ -20,7 +22,7 @@ from tests.support.aws import (
     sqs_record,
     stored_answer,
 )
-from tests.support.environment import queue_settings
+from tests.support.environment import function_environment, queue_settings
 from tests.support.logs import LogCapture
 
 Event = dict[str, Any]
@@ -203,3 +205,24 @@ def test_result_logs_carry_the_record_fields_and_never_the_receipt_handle(
     assert line["receive_count"] == "1"
     assert (line["id"], line["quantity"], line["decision"]) == ("dedup-order", 4, "accepted")
     assert record["receiptHandle"] not in queue_logs.text
+
+
+def test_the_execution_environment_keeps_record_threads_up_to_the_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    environment = function_environment("QueueWorkerFunction", orders_table="orders")
+    for name, value in {**environment, "RECORD_CONCURRENCY": "4"}.items():
+        monkeypatch.setenv(name, value)
+    queue_worker.dependencies.cache_clear()
+    try:
+        deps = queue_worker.dependencies()
+        assert queue_worker.dependencies() is deps  # built once per environment
+        assert deps.record_threads is not None
+        names = [
+            deps.record_threads.submit(lambda: time.sleep(0.005) or current_thread().name)
+            for _ in range(12)
+        ]
+        used = {future.result() for future in names}
+    finally:
+        queue_worker.dependencies.cache_clear()
+    assert 1 < len(used) <= 4

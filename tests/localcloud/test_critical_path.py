@@ -1,0 +1,66 @@
+"""The batch's critical-path probes (``make bench``, issue 21 part 4) measure what they
+name: the SDK clock counts each PutItem once, on botocore's own events, and the client
+without an SDK answers as the worker requires, so the worker stores every order."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from localcloud.tools.critical_path import AnsweringClient, SdkClock
+from order_guard import queue_worker
+from tests.support.environment import queue_settings
+
+PUT = {
+    "TableName": "orders",
+    "Item": {"id": {"S": "o-1"}},
+    "ConditionExpression": "attribute_not_exists(id)",
+}
+
+
+def test_the_sdk_clock_counts_each_put_item_once_and_nothing_else() -> None:
+    client = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",  # noqa: S106 - a stubbed client sends nothing
+    )
+    clock = SdkClock(client)
+    with Stubber(client) as stub:
+        stub.add_response("put_item", {}, PUT)
+        stub.add_response("get_item", {}, {"TableName": "orders", "Key": {"id": {"S": "o-1"}}})
+        stub.add_client_error("put_item", "ConditionalCheckFailedException", expected_params=PUT)
+        client.put_item(**PUT)
+        client.get_item(TableName="orders", Key={"id": {"S": "o-1"}})
+        with pytest.raises(client.exceptions.ConditionalCheckFailedException):
+            client.put_item(**PUT)
+
+    assert len(clock.requests) == 2
+    assert all(0 <= spent < 1 for spent in clock.requests)  # CPU seconds, not wall
+
+
+def test_with_the_answering_client_the_worker_stores_every_order_of_a_batch() -> None:
+    deps = queue_worker.Dependencies(
+        dynamodb=AnsweringClient(0.001), settings=queue_settings("orders")
+    )
+    handler = queue_worker.logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    lines = io.StringIO()
+    previous = handler.setStream(lines)
+    try:
+        event = {
+            "Records": [
+                {"messageId": f"m{n}", "body": f'{{"id":"o-{n}","quantity":1}}'} for n in range(10)
+            ]
+        }
+        response = queue_worker.handle_batch(event, None, deps)
+    finally:
+        handler.setStream(previous)
+        queue_worker.metrics.clear_metrics()
+
+    assert response == {"batchItemFailures": []}
+    assert lines.getvalue().count('"decision":"accepted"') == 10
