@@ -62,9 +62,10 @@ def _cpu_task(items: int = 400) -> int:
 def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, float]:
     """CPython's own cost of running CPU-bound work on threads, on this machine now.
 
-    The same 10-task batches run one task after another and on a fresh
-    ``ThreadPoolExecutor(workers)`` per batch (as the queue worker runs a batch's
-    records), interleaved over ``rounds``. With no I/O to wait on, the threads only take
+    The same 10-task batches run one task after another and on one
+    ``ThreadPoolExecutor(workers)`` kept for every batch (as the queue worker runs a
+    batch's records on its execution environment's threads), interleaved over
+    ``rounds``. With no I/O to wait on, the threads only take
     turns on the GIL, so ``ratio`` (threaded over sequential tasks per second, median
     of the rounds) is what concurrency costs when DynamoDB answers without a round trip;
     it is the baseline for the no-round-trip rows of ``order-guard`` against
@@ -76,18 +77,18 @@ def thread_handoff(batches: int, rounds: int, workers: int = 10) -> dict[str, fl
             _cpu_task()
 
     def threaded() -> None:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for done in [pool.submit(_cpu_task) for _ in range(10)]:
-                done.result()
+        for done in [pool.submit(_cpu_task) for _ in range(10)]:
+            done.result()
 
     rates: dict[str, list[float]] = {"sequential": [], "threads": []}
-    for index in range(rounds):
-        modes = [("sequential", sequential), ("threads", threaded)]
-        for mode, batch in modes if index % 2 == 0 else modes[::-1]:
-            started = time.perf_counter()
-            for _ in range(batches):
-                batch()
-            rates[mode].append(10 * batches / (time.perf_counter() - started))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for index in range(rounds):
+            modes = [("sequential", sequential), ("threads", threaded)]
+            for mode, batch in modes if index % 2 == 0 else modes[::-1]:
+                started = time.perf_counter()
+                for _ in range(batches):
+                    batch()
+                rates[mode].append(10 * batches / (time.perf_counter() - started))
     medians = {mode: statistics.median(values) for mode, values in rates.items()}
     return {
         "sequential_tasks_per_second": round(medians["sequential"], 1),

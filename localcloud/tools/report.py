@@ -361,7 +361,11 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
         ["tasks", "per second", "× one after another"],
         [
             ["one after another", handoff["sequential_tasks_per_second"], 1.0],
-            ["10 threads per batch", handoff["threaded_tasks_per_second"], handoff["ratio"]],
+            [
+                "on 10 threads kept across batches",
+                handoff["threaded_tasks_per_second"],
+                handoff["ratio"],
+            ],
         ],
     )
     if results.get("package_kib") is not None:
