@@ -17,7 +17,9 @@ mixed stream (half repeats), contestants interleaved over several rounds, median
 ratios to the floor and to Powertools, with no round trip (CPU only: the emulator), with
 a fixed 2 ms one, and with DynamoDB's latency modelled (:mod:`.latency`: a few
 milliseconds with a tail), and Order Guard also with its records one at a time; the
-wall time of a 10-record batch under a simulated round trip, in round trips; each
+wall time of a 10-record batch under a simulated round trip, in round trips, and where
+it goes outside the emulator (:mod:`.critical_path`: the worker's own code, the SDK's
+CPU per request); each
 function's cold start (INIT) against a bare boto3 handler's in fresh processes
 (:mod:`.cold_start`); capacity units per decision by DynamoDB's rule and the billed INIT
 (:mod:`.cost_model`); peak traced memory over the stream; the built package size; and
