@@ -21,8 +21,9 @@ INIT phase"). What the queue worker used of it is small, and kept exactly here:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypedDict
 
 
@@ -76,7 +77,7 @@ def process_partial_response(
     record_handler: RecordHandler,
     *,
     concurrency: int,
-    threads: Executor | None = None,
+    threads: ThreadPoolExecutor | None = None,
 ) -> PartialItemFailureResponse:
     """Run ``record_handler`` on every record of an SQS event and answer with the records
     that failed.
@@ -86,14 +87,16 @@ def process_partial_response(
     are those of a sequential run: the first record of a key is the original, a later
     identical copy a duplicate, a later different one a conflict. With more than one
     group and ``concurrency`` above 1 the groups run on ``threads`` (the execution
-    environment's record threads, kept from one invocation to the next; at most
-    ``concurrency`` of them should run) or, without it, on up to ``concurrency`` threads
-    made for this batch. Either way every group has ended when this returns or raises:
-    nothing runs after the invocation.
+    environment's record threads, kept from one invocation to the next: its
+    ``max_workers``, not ``concurrency``, bounds how many run at once) or, without it, on
+    up to ``concurrency`` threads made for this batch. Either way no group runs after
+    this returns or raises: nothing runs after the invocation.
 
     Raises:
         ValueError, UnexpectedBatchTypeError: see :func:`records_of`.
         KeyError, TypeError: a failed record has no ``messageId`` or is not an object.
+        RuntimeError: ``threads`` takes no more work (shut down, or a thread cannot
+            start); the groups not started never start, those started have ended.
         BaseException: what a record handler raised that is not an ``Exception``, once
             every group has ended.
     """
@@ -129,9 +132,35 @@ def process_partial_response(
 
 
 def _run_groups(
-    threads: Executor, run: Callable[[list[int]], None], groups: Iterable[list[int]]
+    threads: ThreadPoolExecutor, run: Callable[[list[int]], None], groups: Iterable[list[int]]
 ) -> None:
-    futures = [threads.submit(run, indexes) for indexes in groups]
+    """Run every group on ``threads`` and wait for them all. If handing the groups over
+    fails part-way (``submit`` raises, possibly after queueing the work), no group starts
+    from then on and the ones running are waited for, so none outlives the call."""
+    turn = threading.Condition()
+    running = 0
+    abandoned = False
+
+    def guarded(indexes: list[int]) -> None:
+        nonlocal running
+        with turn:
+            if abandoned:
+                return
+            running += 1
+        try:
+            run(indexes)
+        finally:
+            with turn:
+                running -= 1
+                turn.notify_all()
+
+    try:
+        futures = [threads.submit(guarded, indexes) for indexes in groups]
+    except BaseException:
+        with turn:
+            abandoned = True
+            turn.wait_for(lambda: running == 0)
+        raise
     wait(futures)  # every group ends within the invocation, even after one raised
     for future in futures:
         future.result()

@@ -37,7 +37,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,18 +65,18 @@ class Dependencies:
     """What the worker needs from its execution environment; tests build their own.
 
     ``record_threads``: the environment's threads for a batch's records, kept from one
-    invocation to the next (starting ten threads a batch cost about 2 ms of CPU, a fifth
-    of a 10 ms round trip: ``make bench``); ``None`` makes threads per batch.
+    invocation to the next (starting ten threads for each batch cost about 1 ms of CPU,
+    a tenth of a 10 ms round trip: ``make bench``); ``None`` makes threads per batch.
     """
 
     dynamodb: DynamoDBClient
     settings: QueueWorkerSettings
-    record_threads: Executor | None = None
+    record_threads: ThreadPoolExecutor | None = None
 
 
 @functools.cache
 def dependencies() -> Dependencies:
-    """Build the client and settings once per execution environment.
+    """Build the client, settings and record threads once per execution environment.
 
     Raises:
         ConfigurationError: a variable of ``QueueWorkerSettings.REQUIRED`` is missing.

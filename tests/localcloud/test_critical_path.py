@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import pytest
@@ -40,12 +42,37 @@ def test_the_sdk_clock_counts_each_put_item_once_and_nothing_else() -> None:
             client.put_item(**PUT)
 
     assert len(clock.requests) == 2
-    assert all(0 <= spent < 1 for spent in clock.requests)  # CPU seconds, not wall
+    assert all(0 <= spent < 1 for spent in clock.requests)
+
+
+def test_the_sdk_clock_counts_the_threads_cpu_not_its_waiting() -> None:
+    client = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",  # noqa: S106 - a stubbed client sends nothing
+    )
+
+    def work_then_wait(**_: object) -> None:
+        started = time.thread_time()
+        while time.thread_time() - started < 0.02:  # 20 ms of this thread's CPU
+            pass
+        time.sleep(0.1)  # 100 ms waiting, as on a socket
+
+    client.meta.events.register("before-parameter-build.dynamodb.PutItem", work_then_wait)
+    clock = SdkClock(client)
+    with Stubber(client) as stub:
+        stub.add_response("put_item", {}, PUT)
+        client.put_item(**PUT)
+
+    (spent,) = clock.requests
+    assert 0.02 <= spent < 0.09
 
 
 def test_with_the_answering_client_the_worker_stores_every_order_of_a_batch() -> None:
+    threads = ThreadPoolExecutor(max_workers=10, thread_name_prefix="record")
     deps = queue_worker.Dependencies(
-        dynamodb=AnsweringClient(0.001), settings=queue_settings("orders")
+        dynamodb=AnsweringClient(0.001), settings=queue_settings("orders"), record_threads=threads
     )
     handler = queue_worker.logger.registered_handler
     assert isinstance(handler, logging.StreamHandler)
@@ -61,6 +88,7 @@ def test_with_the_answering_client_the_worker_stores_every_order_of_a_batch() ->
     finally:
         handler.setStream(previous)
         queue_worker.metrics.clear_metrics()
+        threads.shutdown()
 
     assert response == {"batchItemFailures": []}
     assert lines.getvalue().count('"decision":"accepted"') == 10

@@ -165,3 +165,41 @@ def test_every_group_has_ended_when_a_base_exception_comes_out() -> None:
         assert ended == ["b"]  # before the threads are shut down: the call itself waited
     finally:
         threads.shutdown()
+
+
+class RefusingThirdGroup(ThreadPoolExecutor):
+    """Takes two groups, then refuses, as a pool whose next thread cannot start."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.taken = 0
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        self.taken += 1
+        if self.taken == 3:
+            raise RuntimeError("can't start new thread")
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_when_the_threads_refuse_a_group_none_runs_after_the_call() -> None:
+    ran: list[str] = []
+
+    def handler(raw: Mapping[str, Any]) -> None:
+        time.sleep(0.02)
+        ran.append(raw["messageId"])
+
+    threads = RefusingThirdGroup()
+    try:
+        with pytest.raises(RuntimeError, match="can't start new thread"):
+            process_partial_response(
+                {"Records": [record(k, k) for k in ("a", "b", "c", "d")]},
+                handler,
+                concurrency=4,
+                threads=threads,
+            )
+        at_raise = sorted(ran)
+        time.sleep(0.1)  # anything still queued or running would finish here
+        assert sorted(ran) == at_raise
+        assert set(ran) <= {"a", "b"}  # the refused and later groups never ran
+    finally:
+        threads.shutdown()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from threading import current_thread
+from dataclasses import replace
+from threading import Thread, current_thread
 from typing import Any
 
 import pytest
@@ -207,7 +208,19 @@ def test_result_logs_carry_the_record_fields_and_never_the_receipt_handle(
     assert record["receiptHandle"] not in queue_logs.text
 
 
-def test_the_execution_environment_keeps_record_threads_up_to_the_concurrency(
+class ThreadNoting:
+    """A DynamoDB client that stores every order at once and notes which thread asked."""
+
+    def __init__(self) -> None:
+        self.threads: list[Thread] = []
+
+    def put_item(self, **request: Any) -> dict[str, Any]:
+        self.threads.append(current_thread())
+        time.sleep(0.002)
+        return {"ConsumedCapacity": {"TableName": request["TableName"], "CapacityUnits": 1.0}}
+
+
+def test_the_execution_environment_keeps_its_record_threads_from_batch_to_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     environment = function_environment("QueueWorkerFunction", orders_table="orders")
@@ -217,12 +230,17 @@ def test_the_execution_environment_keeps_record_threads_up_to_the_concurrency(
     try:
         deps = queue_worker.dependencies()
         assert queue_worker.dependencies() is deps  # built once per environment
-        assert deps.record_threads is not None
-        names = [
-            deps.record_threads.submit(lambda: time.sleep(0.005) or current_thread().name)
-            for _ in range(12)
-        ]
-        used = {future.result() for future in names}
+        used = []
+        for batch in range(2):
+            client = ThreadNoting()
+            bodies = [json.dumps({"id": f"{batch}-{n}", "quantity": 1}) for n in range(10)]
+            event = {"Records": [sqs_record(body) for body in bodies]}
+            response = queue_worker.handle_batch(event, None, replace(deps, dynamodb=client))
+            assert response == {"batchItemFailures": []}
+            used.append(set(client.threads))
     finally:
         queue_worker.dependencies.cache_clear()
-    assert 1 < len(used) <= 4
+        queue_worker.metrics.clear_metrics()
+    assert 1 < len(used[0]) <= 4  # up to RECORD_CONCURRENCY threads, not the caller
+    assert current_thread() not in used[0]
+    assert used[1] <= used[0]  # the second batch ran on the threads the first one started
