@@ -102,14 +102,22 @@ class Function:
     log_stream: str = field(default="", repr=False)
     current: tuple[str, Any] | None = field(default=None, repr=False)
     """(request id, event) of the invocation in progress, if any."""
+    successor: Function | None = field(default=None, repr=False)
+    """The function that replaced this one (``UpdateFunctionCode``, a redeploy): an
+    invocation that reaches this one afterwards runs there, as on Lambda, where every
+    invocation after an update runs the new code (an event source mapping may have looked
+    the function up before the update and invoke after it)."""
 
     def invoke(self, event: Any) -> Invocation:
         """Run the handler on ``event`` (one invocation at a time in the process).
 
         A function that invokes itself from inside an invocation gets another execution
         environment for it, as on Lambda (an environment runs one invocation at a time):
-        the outer invocation keeps its output and its state."""
+        the outer invocation keeps its output and its state. A function replaced since it
+        was looked up hands the invocation to its :attr:`successor`."""
         with INVOCATION_LOCK:
+            if self.successor is not None:
+                return self.successor.invoke(event)
             if self.invoking:
                 sibling = self.sibling()
                 try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localcloud.lambda_runtime.functions import (
+    INVOCATION_LOCK,
     LISTENERS,
     Function,
     Invocation,
@@ -128,11 +129,14 @@ _INVOKE_WRAPPER: InvokeWrapper | None = None
 
 def register(function: Function) -> None:
     """Make ``function`` the one its name and ARN stand for; an earlier one of that name
-    is closed (its execution environment goes)."""
+    is closed (its execution environment goes) and hands any later invocation to
+    ``function`` (:attr:`Function.successor`)."""
     with _LOCK:
         earlier = _FUNCTIONS.get(function.name)
         _FUNCTIONS[function.name] = function
     if earlier is not None and earlier is not function:
+        with INVOCATION_LOCK:  # an invocation in progress ends in the old environment
+            earlier.successor = function
         earlier.close()
 
 

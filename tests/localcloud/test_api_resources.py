@@ -195,3 +195,22 @@ def test_a_missing_log_group_is_created_on_invocation_when_the_role_allows_it(
         messages = [e["message"] for e in logs.filter_log_events(logGroupName=group)["events"]]
         assert messages[0].startswith("START RequestId:")
         assert any('"handled"' in m for m in messages)
+
+
+def test_an_invocation_after_update_function_code_runs_the_new_code_even_from_an_old_lookup(
+    cloud: LocalCloud,
+) -> None:
+    lam = cloud.client("lambda")
+    create(cloud, "updated")
+    before = lookup("updated")  # as an event source mapping holds it across a long poll
+    assert before.invoke({"n": 1}).payload == {"doubled": 2, "seen": 1}
+
+    lam.update_function_code(
+        FunctionName="updated",
+        ZipFile=package("def handler(event, context):\n    return {'new': event['n']}\n"),
+    )
+    invocation = before.invoke({"n": 3})
+
+    assert not invocation.error, invocation.payload  # was: the old package's folder, gone
+    assert invocation.payload == {"new": 3}
+    assert lookup("updated").invoke({"n": 4}).payload == {"new": 4}
