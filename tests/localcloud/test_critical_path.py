@@ -8,6 +8,7 @@ import io
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import boto3
 import pytest
@@ -24,13 +25,18 @@ PUT = {
 }
 
 
-def test_the_sdk_clock_counts_each_put_item_once_and_nothing_else() -> None:
-    client = boto3.client(
+def stubbed_client() -> Any:
+    """A DynamoDB client for a ``Stubber``: it sends nothing."""
+    return boto3.client(
         "dynamodb",
         region_name="us-east-1",
         aws_access_key_id="test",
         aws_secret_access_key="test",  # noqa: S106 - a stubbed client sends nothing
     )
+
+
+def test_the_sdk_clock_counts_each_put_item_once_and_nothing_else() -> None:
+    client = stubbed_client()
     clock = SdkClock(client)
     with Stubber(client) as stub:
         stub.add_response("put_item", {}, PUT)
@@ -46,12 +52,7 @@ def test_the_sdk_clock_counts_each_put_item_once_and_nothing_else() -> None:
 
 
 def test_the_sdk_clock_counts_the_threads_cpu_not_its_waiting() -> None:
-    client = boto3.client(
-        "dynamodb",
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",  # noqa: S106 - a stubbed client sends nothing
-    )
+    client = stubbed_client()
 
     def work_then_wait(**_: object) -> None:
         started = time.thread_time()
