@@ -1,6 +1,9 @@
 """Fixtures for every test: fake credentials, moto, tables built from template.yaml, the
-workers' dependencies and RESULT log lines, a Lambda context, the sample events in
-events/, and the local cloud factory. Helpers live in ``tests/support``.
+workers' dependencies and RESULT log lines, a Lambda context and the sample events in
+events/. They import nothing of the local cloud or the tooling (the application's tests
+run with moto and botocore's Stubber alone); the local cloud's fixtures are in
+``tests/localcloud/conftest.py`` and the tooling's in ``tests/support/plugin.py``. Helpers
+live in ``tests/support``.
 
 Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``localcloud``,
 ``e2e``), so ``pytest -m unit`` is the fast loop (``make check``).
@@ -8,7 +11,6 @@ Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``loca
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,18 +18,13 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from localcloud import patches
-from localcloud.account import LocalCloud
-from localcloud.cfn import template as template_module
-from localcloud.cfn.intrinsics import resolve
-from localcloud.cfn.resources.dynamodb_table import create_table
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
-from tests.support.aws import REGION, LambdaContext, Tables, shared_client
-from tests.support.cloud import started
+from tests.support.aws import REGION, LambdaContext, Tables, create_table, shared_client
 from tests.support.environment import default_template, queue_settings, workflow_settings_for
 from tests.support.logs import LogCapture, capture
 from tests.support.paths import EVENTS, TESTS
+from tests.support.template import Template
 
 SUBJECTS = ("e2e", "localcloud", "proofs", "template", "unit")
 """The test folders, slowest first: ``make test`` runs files on two workers
@@ -61,31 +58,9 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def template() -> template_module.Template:
+def template() -> Template:
     """template.yaml with the default samconfig environment's parameters."""
     return default_template()
-
-
-@pytest.fixture
-def make_cloud() -> Iterator[Callable[..., LocalCloud]]:
-    """The local cloud factory: ``make_cloud(server=False, **options)`` starts a
-    :class:`LocalCloud` (:func:`tests.support.cloud.started`) that stops after the test.
-    Module-wide clouds use :func:`~tests.support.cloud.started` in a module fixture."""
-    with contextlib.ExitStack() as stack:
-
-        def make(*, server: bool = False, **options: Any) -> LocalCloud:
-            return stack.enter_context(started(server=server, **options))
-
-        yield make
-
-
-@pytest.fixture
-def patched() -> Iterator[None]:
-    """The local cloud's patches of moto in force for the test (fault injection, the
-    refusals AWS makes, the filter-pattern language …), as a local cloud has them."""
-    patches.install()
-    yield
-    patches.uninstall()
 
 
 @pytest.fixture
@@ -100,18 +75,12 @@ def dynamodb(aws: None) -> Any:
 
 
 @pytest.fixture
-def tables(dynamodb: Any, template: template_module.Template) -> Tables:
+def tables(dynamodb: Any, template: Template) -> Tables:
     """OrdersTable and AttemptsTable created from template.yaml's own properties."""
     names = {}
     for logical_id in ("OrdersTable", "AttemptsTable"):
-        properties = resolve(
-            template.resources[logical_id]["Properties"],
-            where=logical_id,
-            ref=lambda name: template.parameters[name],
-            get_att=lambda *_: (_ for _ in ()).throw(KeyError("no GetAtt in tables")),
-        )
         names[logical_id] = f"test-{logical_id}"
-        create_table(dynamodb, logical_id, names[logical_id], properties)
+        create_table(dynamodb, names[logical_id], template.resources[logical_id]["Properties"])
     return Tables(orders=names["OrdersTable"], attempts=names["AttemptsTable"])
 
 

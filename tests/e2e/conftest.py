@@ -1,4 +1,5 @@
-"""Fixtures of the end-to-end tests: a headless Chromium for the page tests."""
+"""Fixtures of the end-to-end tests: the local cloud factory, and a headless Chromium for
+the page tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from tests.support.browser import CHROMIUM_FLAGS, chromium
+from tests.support.cloud import make_cloud
+
+__all__ = ["browser", "make_cloud"]
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import hashlib
 import socket
 import threading
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,18 @@ class LambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 10_000
+
+
+def create_table(dynamodb: Any, name: str, properties: Mapping[str, Any]) -> None:
+    """Create a table with the key schema and billing mode of its template properties
+    (``AWS::DynamoDB::Table``'s ``KeySchema``, ``AttributeDefinitions``, ``BillingMode``),
+    so a test's table cannot drift from the deployed one."""
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=list(properties["KeySchema"]),
+        AttributeDefinitions=list(properties["AttributeDefinitions"]),
+        BillingMode=properties.get("BillingMode", "PROVISIONED"),
+    )
 
 
 def scan_orders(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:

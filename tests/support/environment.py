@@ -3,45 +3,26 @@ suite-wide, so a variable the template lacks fails the tests that need it."""
 
 from __future__ import annotations
 
-import functools
-
-from localcloud.cfn import template as template_module
-from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.intrinsics import resolve
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
+from tests.support.template import Template, load
 
 
-@functools.cache
-def default_template() -> template_module.Template:
+def default_template() -> Template:
     """template.yaml with the default samconfig environment's parameters."""
-    return template_module.load()
-
-
-@functools.cache
-def _variables(logical_id: str) -> dict[str, object]:
-    """A function's ``Environment.Variables`` after the SAM transform, unresolved (the
-    transform is the costly part, and the template does not change during a run)."""
-    variables: dict[str, object] = function_properties(default_template(), logical_id)[
-        "Environment"
-    ]["Variables"]
-    return variables
+    return load()
 
 
 def function_environment(
     logical_id: str, *, orders_table: str, attempts_table: str = "unused-AttemptsTable"
 ) -> dict[str, str]:
-    """The variables template.yaml gives a function (``Globals.Function`` merged as SAM
-    merges it), with ``!Ref OrdersTable``/``AttemptsTable`` pointing at the given tables
-    and parameters at the default samconfig environment's values."""
-    template = default_template()
+    """The variables ``sam local invoke`` gives a function (``Globals.Function`` merged as
+    SAM merges it, parameters at the default samconfig environment's values), with each
+    ``!Ref OrdersTable`` / ``!Ref AttemptsTable`` (SAM CLI gives a resource's ``Ref`` as
+    its logical id) pointing at the given tables."""
     tables = {"OrdersTable": orders_table, "AttemptsTable": attempts_table}
-    resolved = resolve(
-        _variables(logical_id),
-        where=f"{logical_id}.Environment",
-        ref=lambda name: tables[name] if name in tables else template.parameters[name],
-        get_att=lambda *_: (_ for _ in ()).throw(KeyError("no GetAtt in Environment")),
-    )
-    return {name: str(value) for name, value in resolved.items()}
+    function = default_template().function(logical_id)
+    variables = (function.environment or {}).get("Variables", {})
+    return {name: tables.get(str(value), str(value)) for name, value in variables.items()}
 
 
 def queue_settings(orders_table: str) -> QueueWorkerSettings:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.cfn.template import Template
 from tests.support.paths import ROOT
+from tests.support.template import Template
 
 FUNCTIONS = ("QueueWorkerFunction", "WorkflowWorkerFunction")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from localcloud.cfn.template import Template
+from tests.support.template import Template
 
 XRAY = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 

@@ -7,130 +7,57 @@ AWS service publishes, with dimensions that point at this stack's resources:
   the source: ``decision.metric_name`` is every :class:`~order_guard.store.Decision`'s
   ``Orders<Decision>``, a string is itself); the namespace is the template's
   ``POWERTOOLS_METRICS_NAMESPACE``; the dimensions are what Powertools puts on them,
-  taken from the EMF lines the deployed workers really write (Powertools 3.37 adds one
-  dimension, ``service`` = ``POWERTOOLS_SERVICE_NAME``, when no other is set:
-  ``AmazonCloudWatchEMFProvider.serialize_metric_set``);
-- the services' metrics: :data:`SERVICE_METRICS`, from the AWS documentation.
+  taken from the EMF lines the workers really write when run with their template
+  environment (Powertools 3.37 adds one dimension, ``service`` = ``POWERTOOLS_SERVICE_NAME``,
+  when no other is set: ``AmazonCloudWatchEMFProvider.serialize_metric_set``);
+- the services' metrics: ``SERVICE_METRICS`` (tests/support/observability.py), from the
+  AWS documentation.
 
 The alarms notify the topic that exists only with ``AlarmEmail`` set; the queries read
-both workers' log groups and only fields the workers' ``RESULT`` lines carry. The local
-cloud deploys all of it, with and without an ``AlarmEmail``.
+both workers' log groups and only fields the workers' ``RESULT`` lines carry. The deployed
+stack, with and without an ``AlarmEmail``, is checked in
+``tests/e2e/test_observability_deployed.py``.
 """
 
 from __future__ import annotations
 
-import ast
 import json
+import os
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import Deployment, deploy, function_properties
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.intrinsics import resolve
-from localcloud.cfn.template import Template
-from localcloud.cfn.transform import local_path
-from localcloud.project import ROOT
-from localcloud.tools.scenarios import load_event
 from order_guard.store import Decision
-from tests.support.aws import REGION
+from tests.support.aws import REGION, create_table
 from tests.support.environment import default_template, function_environment
+from tests.support.handlers import invoke_cold
+from tests.support.observability import (
+    SERVICE_METRICS,
+    WORKERS,
+    MetricUse,
+    alarm_metric_uses,
+    alarms,
+    as_intrinsic,
+    emitted_metric_names,
+    query_definitions,
+    query_fields,
+    query_sources,
+    result_keys,
+    widget_metric_uses,
+    worker_log_groups,
+)
+from tests.support.paths import EVENTS
+from tests.support.template import Template
 
-ALARM = "AWS::CloudWatch::Alarm"
-WORKERS = ("QueueWorkerFunction", "WorkflowWorkerFunction")
 ALARM_ACTIONS = {"Fn::If": ["HasAlarmEmail", [{"Ref": "AlarmTopic"}], {"Ref": "AWS::NoValue"}]}
-EMAIL = "oncall@example.com"
-
-
-@dataclass(frozen=True)
-class ServiceMetrics:
-    """Metrics an AWS service publishes, the dimension that names the resource, and how
-    the template must refer to that resource (``Ref`` or ``GetAtt <attribute>``)."""
-
-    names: frozenset[str]
-    dimension: str
-    resource_type: str
-    reference: str  # "Ref" or the GetAtt attribute
-
-
-SERVICE_METRICS: dict[str, ServiceMetrics] = {
-    # Amazon SQS Developer Guide, "Available CloudWatch metrics for Amazon SQS" (dimension
-    # QueueName: the queue's name, which GetAtt QueueName gives): docs.aws.amazon.com/
-    # AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html
-    "AWS/SQS": ServiceMetrics(
-        frozenset(
-            {
-                "ApproximateAgeOfOldestMessage",
-                "ApproximateNumberOfMessagesDelayed",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesVisible",
-                "NumberOfEmptyReceives",
-                "NumberOfMessagesDeleted",
-                "NumberOfMessagesReceived",
-                "NumberOfMessagesSent",
-                "SentMessageSize",
-            }
-        ),
-        "QueueName",
-        "AWS::SQS::Queue",
-        "QueueName",
-    ),
-    # AWS Step Functions Developer Guide, "Monitoring Step Functions metrics using Amazon
-    # CloudWatch" (execution metrics: dimension StateMachineArn; Ref of a SAM state machine
-    # is its ARN): https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html
-    "AWS/States": ServiceMetrics(
-        frozenset(
-            {
-                "ExecutionTime",
-                "ExecutionThrottled",
-                "ExecutionsAborted",
-                "ExecutionsFailed",
-                "ExecutionsStarted",
-                "ExecutionsSucceeded",
-                "ExecutionsTimedOut",
-            }
-        ),
-        "StateMachineArn",
-        "AWS::Serverless::StateMachine",
-        "Ref",
-    ),
-    # AWS Lambda Developer Guide, "Types of metrics for Lambda functions" (dimension
-    # FunctionName; Ref of a function is its name):
-    # https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html
-    "AWS/Lambda": ServiceMetrics(
-        frozenset(
-            {
-                "ConcurrentExecutions",
-                "Duration",
-                "Errors",
-                "Invocations",
-                "Throttles",
-            }
-        ),
-        "FunctionName",
-        "AWS::Serverless::Function",
-        "Ref",
-    ),
-}
-
-
-@dataclass(frozen=True)
-class MetricUse:
-    """One metric an alarm or a widget reads; dimension values as the template gives
-    them (a literal, ``{"Ref": …}`` or ``{"Fn::GetAtt": […]}``)."""
-
-    where: str
-    namespace: str
-    name: str
-    dimensions: Mapping[str, Any]
 
 
 # --- what the code emits ---------------------------------------------------------------
@@ -138,30 +65,9 @@ class MetricUse:
 
 def handler_module(template: Template, function: str) -> Path:
     """The source file of a function's handler (``order_guard.queue_worker.lambda_handler``)."""
-    properties = function_properties(template, function)
-    module = str(properties["Handler"]).rsplit(".", 1)[0]
-    return local_path(properties["Code"]["S3Key"]) / (module.replace(".", "/") + ".py")
-
-
-def emitted_metric_names(source: Path) -> set[str]:
-    """The metric names a module's ``add_metric`` calls can emit, read from its source."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(source.read_text())):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_metric"
-        ):
-            continue
-        keyword = [k.value for k in node.keywords if k.arg == "name"]
-        (name,) = keyword or node.args[:1]
-        if isinstance(name, ast.Constant) and isinstance(name.value, str):
-            names.add(name.value)
-        elif isinstance(name, ast.Attribute) and name.attr == "metric_name":
-            names |= {decision.metric_name for decision in Decision}
-        else:
-            raise AssertionError(f"{source.name}:{node.lineno}: a metric name not read here")
-    return names
+    found = template.function(function)
+    module = str(found.handler).rsplit(".", 1)[0]
+    return (template.path.parent / str(found.codeuri)) / (module.replace(".", "/") + ".py")
 
 
 def worker_environment(function: str) -> dict[str, str]:
@@ -171,115 +77,56 @@ def worker_environment(function: str) -> dict[str, str]:
 @dataclass(frozen=True)
 class Emitted:
     """What the workers emit: per ``service`` value, the metric names; the namespace and
-    the dimension names Powertools puts on them (from the deployed workers' EMF lines)."""
+    the dimension names Powertools puts on them (from the workers' EMF lines)."""
 
     namespace: str
     dimension_names: frozenset[str]
     names_by_service: Mapping[str, frozenset[str]]
 
 
-@dataclass(frozen=True)
-class Stack:
-    """A local deployment of template.yaml as read before its local cloud stopped (two
-    local clouds alive at once would share one moto, so none outlives its fixture)."""
-
-    template: Template
-    deployment: Deployment
-    alarms: list[dict[str, Any]]
-    topics: dict[str, dict[str, str]]
-    """Topic ARN → attributes."""
-    subscriptions: list[dict[str, Any]]
-    keys: dict[str, dict[str, Any]]
-    """Key id → description, rotation and policy, for every customer managed key."""
-    dashboard_body: dict[str, Any]
-    worker_logs: dict[str, list[dict[str, Any]]]
-    """Every JSON line each worker wrote to its log group."""
-
-    @property
-    def outputs(self) -> dict[str, str]:
-        return self.deployment.outputs
-
-    def alarm_topic_keys(self) -> list[str]:
-        """The keys with AlarmTopicKey's description (moto's DynamoDB SSE makes its own)."""
-        key = self.template.declared_resources["AlarmTopicKey"]["Properties"]
-        return [k for k, v in self.keys.items() if v["Description"] == key["Description"]]
-
-
-def read_stack(cloud: LocalCloud) -> Stack:
-    sns, kms, logs = cloud.client("sns"), cloud.client("kms"), cloud.client("logs")
-    cloudwatch = cloud.client("cloudwatch")
-    keys = {}
-    for key in kms.list_keys()["Keys"]:
-        metadata = kms.describe_key(KeyId=key["KeyId"])["KeyMetadata"]
-        if metadata["KeyManager"] == "CUSTOMER":
-            keys[key["KeyId"]] = {
-                "Description": metadata.get("Description"),
-                "Rotation": kms.get_key_rotation_status(KeyId=key["KeyId"])["KeyRotationEnabled"],
-                "Policy": json.loads(
-                    kms.get_key_policy(KeyId=key["KeyId"], PolicyName="default")["Policy"]
-                ),
-            }
-    worker_logs: dict[str, list[dict[str, Any]]] = {}
-    for function in WORKERS:
-        group = cloud.outputs[f"{function.removesuffix('Function')}LogGroupName"]
-        pages = logs.get_paginator("filter_log_events").paginate(logGroupName=group)
-        messages = [event["message"] for page in pages for event in page["events"]]
-        worker_logs[function] = [json.loads(m) for m in messages if m.startswith("{")]
-    dashboard = cloudwatch.get_dashboard(DashboardName=cloud.outputs["OperationsDashboardName"])
-    return Stack(
-        template=cloud.template,
-        deployment=cloud.deployment,
-        alarms=cloudwatch.describe_alarms()["MetricAlarms"],
-        topics={
-            topic["TopicArn"]: sns.get_topic_attributes(TopicArn=topic["TopicArn"])["Attributes"]
-            for topic in sns.list_topics()["Topics"]
-        },
-        subscriptions=sns.list_subscriptions()["Subscriptions"],
-        keys=keys,
-        dashboard_body=json.loads(dashboard["DashboardBody"]),
-        worker_logs=worker_logs,
-    )
+QUEUE_EVENTS = ("sqs-first-order", "sqs-two-copies", "sqs-conflicting-copy", "sqs-mixed-batch")
+WORKFLOW_PAYLOADS = (
+    {"id": "observed-order", "quantity": 1},
+    {"id": "observed-order", "quantity": 1},
+    {"id": "observed-order", "quantity": 2},
+    {"id": "observed-order", "quantity": 0},
+    {"stage": "summary", "id": "observed-order"},
+    {"stage": "summary", "id": "never-stored"},
+)
 
 
 @pytest.fixture(scope="module")
-def default_stack() -> Stack:
-    """The stack as the default samconfig environment deploys it (AlarmEmail empty),
-    after each worker made every decision: accepted, duplicate, conflict and invalid,
-    and the summary stage found and not found."""
-    with LocalCloud() as cloud, warnings.catch_warnings():
+def worker_logs() -> dict[str, list[dict[str, Any]]]:
+    """Every JSON line each worker wrote (what Lambda sends to its log group), run with its
+    template environment against moto after making every decision: accepted, duplicate,
+    conflict and invalid, and the summary stage found and not found."""
+    template = default_template()
+    lines: dict[str, list[dict[str, Any]]] = {}
+    with (
+        mock_aws(),
+        mock.patch.dict(os.environ, {"AWS_DEFAULT_REGION": REGION}),
+        warnings.catch_warnings(),
+    ):
         # Powertools warns of an invocation without metrics: the summary of no order.
         warnings.filterwarnings("ignore", "No application metrics", UserWarning)
-        queue = cloud.deployment.function("QueueWorkerFunction")
-        for event in (
-            "sqs-first-order",
-            "sqs-two-copies",
-            "sqs-conflicting-copy",
-            "sqs-mixed-batch",
-        ):
-            queue.invoke(load_event(event))
-        workflow = cloud.deployment.function("WorkflowWorkerFunction")
-        for payload in (
-            {"id": "observed-order", "quantity": 1},
-            {"id": "observed-order", "quantity": 1},
-            {"id": "observed-order", "quantity": 2},
-            {"id": "observed-order", "quantity": 0},
-            {"stage": "summary", "id": "observed-order"},
-            {"stage": "summary", "id": "never-stored"},
-        ):
-            workflow.invoke(payload)
-        return read_stack(cloud)
-
-
-@pytest.fixture(scope="module")
-def email_stack() -> Stack:
-    """The stack deployed with an AlarmEmail."""
-    with LocalCloud(parameter_overrides={"AlarmEmail": EMAIL}) as cloud:
-        return read_stack(cloud)
-
-
-@pytest.fixture(scope="module")
-def worker_logs(default_stack: Stack) -> dict[str, list[dict[str, Any]]]:
-    return default_stack.worker_logs
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        for logical_id, name in (("OrdersTable", "orders"), ("AttemptsTable", "attempts")):
+            create_table(dynamodb, name, template.resources[logical_id]["Properties"])
+        runs = {
+            "QueueWorkerFunction": [
+                json.loads((EVENTS / f"{event}.json").read_text()) for event in QUEUE_EVENTS
+            ],
+            "WorkflowWorkerFunction": list(WORKFLOW_PAYLOADS),
+        }
+        for function, events in runs.items():
+            handler = str(template.function(function).handler)
+            written = [
+                line
+                for event in events
+                for line in invoke_cold(handler, worker_environment(function), event).lines
+            ]
+            lines[function] = [json.loads(line) for line in written if line.startswith("{")]
+    return lines
 
 
 @pytest.fixture(scope="module")
@@ -335,39 +182,6 @@ def check_metric(use: MetricUse, template: Template, emitted: Emitted) -> None:
     assert use.name in emitted.names_by_service[service], (
         f"{use.where}: {service} never emits {use.name}"
     )
-
-
-def alarm_metric_uses(logical_id: str, properties: Mapping[str, Any]) -> list[MetricUse]:
-    def dimensions(metric: Mapping[str, Any]) -> dict[str, Any]:
-        return {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
-
-    if "Metrics" not in properties:
-        return [
-            MetricUse(
-                logical_id,
-                properties["Namespace"],
-                properties["MetricName"],
-                dimensions(properties),
-            )
-        ]
-    return [
-        MetricUse(
-            f"{logical_id}.Metrics.{query['Id']}",
-            query["MetricStat"]["Metric"]["Namespace"],
-            query["MetricStat"]["Metric"]["MetricName"],
-            dimensions(query["MetricStat"]["Metric"]),
-        )
-        for query in properties["Metrics"]
-        if "MetricStat" in query
-    ]
-
-
-def alarms(template: Template) -> dict[str, Mapping[str, Any]]:
-    return {
-        logical_id: resource["Properties"]
-        for logical_id, resource in template.declared_resources.items()
-        if resource["Type"] == ALARM
-    }
 
 
 # --- alarms ----------------------------------------------------------------------------
@@ -488,50 +302,28 @@ def test_the_topic_is_encrypted_with_a_key_cloudwatch_alarms_may_use(template: T
 
 
 def dashboard_body(template: Template) -> dict[str, Any]:
-    """The dashboard's JSON after ``Fn::Sub``: a resource's ``Ref`` becomes ``<Ref X>``
-    and its ``GetAtt`` ``<GetAtt X.Attribute>`` (so each value still says what it points
-    at), parameters and pseudo parameters their values."""
+    """The dashboard's JSON after ``Fn::Sub``: ``${X}`` of a resource becomes ``<Ref X>``
+    and ``${X.Attribute}`` ``<GetAtt X.Attribute>`` (so each value still says what it
+    points at), parameters and pseudo parameters their values."""
     pseudo = {"AWS::Region": REGION, "AWS::AccountId": "123456789012", "AWS::Partition": "aws"}
 
-    def ref(name: str) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        logical_id, _, attribute = name.partition(".")
+        if attribute:
+            assert logical_id in template.declared_resources, name
+            return f"<GetAtt {logical_id}.{attribute}>"
         if name in template.declared_resources:
             return f"<Ref {name}>"
         if name in template.parameters:
             return template.parameters[name]
         return pseudo[name]
 
-    def get_att(logical_id: str, attribute: str) -> str:
-        if logical_id not in template.declared_resources:
-            raise KeyError(logical_id)
-        return f"<GetAtt {logical_id}.{attribute}>"
-
     body = template.declared_resources["OperationsDashboard"]["Properties"]["DashboardBody"]
     assert set(body) == {"Fn::Sub"}, "the body is built with !Sub"
-    text = resolve(body, where="OperationsDashboard.DashboardBody", ref=ref, get_att=get_att)
-    parsed: dict[str, Any] = json.loads(text)
+    assert isinstance(body["Fn::Sub"], str), "no variable map: every name is the template's"
+    parsed: dict[str, Any] = json.loads(re.sub(r"\$\{([^}!]+)\}", substitute, body["Fn::Sub"]))
     return parsed
-
-
-def as_intrinsic(value: Any) -> Any:
-    """``<Ref X>`` → ``{"Ref": "X"}``, ``<GetAtt X.A>`` → ``{"Fn::GetAtt": ["X", "A"]}``."""
-    if isinstance(value, str) and (match := re.fullmatch(r"<Ref (\w+)>", value)):
-        return {"Ref": match.group(1)}
-    if isinstance(value, str) and (match := re.fullmatch(r"<GetAtt (\w+)\.(\w+)>", value)):
-        return {"Fn::GetAtt": [match.group(1), match.group(2)]}
-    return value
-
-
-def widget_metric_uses(body: Mapping[str, Any]) -> list[MetricUse]:
-    uses = []
-    for i, widget in enumerate(body["widgets"]):
-        for j, metric in enumerate(widget["properties"].get("metrics", [])):
-            fields = [part for part in metric if not isinstance(part, dict)]
-            namespace, name, *pairs = fields
-            assert len(pairs) % 2 == 0, f"widget {i} metric {j}: dimension without a value"
-            dimensions = {pairs[k]: as_intrinsic(pairs[k + 1]) for k in range(0, len(pairs), 2)}
-            where = f"widget {i} ({widget['properties'].get('title')}) metric {j}"
-            uses.append(MetricUse(where, namespace, name, dimensions))
-    return uses
 
 
 def test_the_dashboard_body_is_json_after_substitution(template: Template) -> None:
@@ -587,58 +379,9 @@ def test_the_dashboard_shows_what_the_issue_asks_for(template: Template) -> None
 # --- the saved queries --------------------------------------------------------------------
 
 
-def query_fields(query: str) -> set[str]:
-    """The log fields a Logs Insights query reads: its ``fields`` and ``display`` lists,
-    the left side of each comparison in ``filter``, and the ``sort`` field;
-    ``@``-fields are CloudWatch's own and left out."""
-    names: set[str] = set()
-    for command in (part.strip() for part in query.split("|")):
-        verb, _, rest = command.partition(" ")
-        if verb in ("fields", "display"):
-            names |= {item.strip().split(" as ")[0] for item in rest.split(",")}
-        elif verb == "filter":
-            names |= set(re.findall(r"([@\w][\w.]*)\s*(?:=|!=|<|>|\blike\b|\bin\b)", rest))
-        elif verb == "sort":
-            names.add(rest.split()[0])
-    return {name for name in names if not name.startswith("@")}
-
-
-def query_sources(query: str) -> list[str]:
-    """The log groups of a dashboard log widget's ``SOURCE '…'`` commands."""
-    return re.findall(r"SOURCE '([^']+)'", query)
-
-
-def result_keys(lines: list[dict[str, Any]]) -> set[str]:
-    """Every field of the ``RESULT`` lines, nested ones as Logs Insights names them."""
-    keys: set[str] = set()
-    for line in lines:
-        if line.get("message") != "RESULT":
-            continue
-        for key, value in line.items():
-            keys.add(key)
-            if isinstance(value, dict):
-                keys |= {f"{key}.{inner}" for inner in value}
-    return keys
-
-
 @pytest.fixture(scope="module")
 def logged_fields(worker_logs: dict[str, list[dict[str, Any]]]) -> set[str]:
     return result_keys([line for lines in worker_logs.values() for line in lines])
-
-
-def query_definitions(template: Template) -> dict[str, Mapping[str, Any]]:
-    return {
-        logical_id: resource["Properties"]
-        for logical_id, resource in template.declared_resources.items()
-        if resource["Type"] == "AWS::Logs::QueryDefinition"
-    }
-
-
-def worker_log_groups(template: Template) -> list[dict[str, str]]:
-    return [
-        template.declared_resources[function]["Properties"]["LoggingConfig"]["LogGroup"]
-        for function in WORKERS
-    ]
 
 
 def test_the_saved_queries_read_both_worker_log_groups(template: Template) -> None:
@@ -681,7 +424,7 @@ def test_the_dashboard_log_widget_reads_both_groups_and_logged_fields(
     assert query_fields(query) <= logged_fields
 
 
-# --- the local cloud deploys it -------------------------------------------------------------
+# --- the workers' metrics as written -------------------------------------------------------
 
 
 def test_the_workers_write_powertools_emf_with_the_service_dimension(emitted: Emitted) -> None:
@@ -703,206 +446,3 @@ def test_the_workers_really_emitted_a_conflict_each(
             line["service"] == worker_environment(function)["POWERTOOLS_SERVICE_NAME"]
             for line in conflicts
         )
-
-
-def test_without_an_alarm_email_no_topic_and_alarms_without_actions(
-    default_stack: Stack,
-) -> None:
-    stack = default_stack
-    assert stack.template.parameters["AlarmEmail"] == ""
-    assert (stack.topics, stack.subscriptions, stack.alarm_topic_keys()) == ({}, [], [])
-    assert "AlarmTopicArn" not in stack.outputs
-    created = set(stack.deployment.refs)
-    assert not {"AlarmTopic", "AlarmTopicKey", "AlarmEmailSubscription"} & created
-    assert len(stack.alarms) == len(alarms(stack.template))
-    assert all(alarm["AlarmActions"] == [] for alarm in stack.alarms)
-
-
-def test_with_an_alarm_email_every_alarm_notifies_the_encrypted_topic(email_stack: Stack) -> None:
-    stack = email_stack
-    topic_arn = stack.outputs["AlarmTopicArn"]
-    assert list(stack.topics) == [topic_arn]
-    key_id = stack.topics[topic_arn]["KmsMasterKeyId"]
-    assert stack.alarm_topic_keys() == [key_id]
-    key = stack.keys[key_id]
-    assert key["Rotation"] is True
-    principals = [statement["Principal"] for statement in key["Policy"]["Statement"]]
-    assert {"Service": "cloudwatch.amazonaws.com"} in principals
-    (subscription,) = stack.subscriptions
-    assert (subscription["TopicArn"], subscription["Protocol"], subscription["Endpoint"]) == (
-        topic_arn,
-        "email",
-        EMAIL,
-    )
-    assert len(stack.alarms) == len(alarms(stack.template))
-    assert all(alarm["AlarmActions"] == [topic_arn] for alarm in stack.alarms)
-    (math,) = [alarm for alarm in stack.alarms if alarm.get("Metrics")]
-    assert [query["Id"] for query in math["Metrics"]] == [
-        "failed",
-        "timed_out",
-        "aborted",
-        "unsuccessful",
-    ]
-
-
-def test_the_deployed_dashboard_names_this_stacks_resources(default_stack: Stack) -> None:
-    deployment = default_stack.deployment
-    names = {
-        "QueueName": {
-            deployment.get_att("JobsQueue", "QueueName"),
-            deployment.get_att("JobsDeadLetterQueue", "QueueName"),
-        },
-        "FunctionName": {deployment.ref(function) for function in WORKERS},
-        "StateMachineArn": {default_stack.outputs["OrdersStateMachineArn"]},
-        "service": {"queue-worker", "workflow-worker"},
-    }
-    body = default_stack.dashboard_body
-    for use in widget_metric_uses(body):
-        for dimension, value in use.dimensions.items():
-            assert value in names[dimension], use.where
-    (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    assert set(alarm_widget["properties"]["alarms"]) == {
-        alarm["AlarmArn"] for alarm in default_stack.alarms
-    }
-    (log_widget,) = [w for w in body["widgets"] if w["type"] == "log"]
-    assert query_sources(log_widget["properties"]["query"]) == [
-        default_stack.outputs["QueueWorkerLogGroupName"],
-        default_stack.outputs["WorkflowWorkerLogGroupName"],
-    ]
-
-
-def test_the_saved_queries_are_deployed_with_both_log_groups(default_stack: Stack) -> None:
-    outputs = default_stack.outputs
-    groups = (outputs["QueueWorkerLogGroupName"], outputs["WorkflowWorkerLogGroupName"])
-    deployment = default_stack.deployment
-    assert set(deployment.records) == set(query_definitions(default_stack.template))
-    for logical_id, definition in deployment.records.items():
-        assert definition.log_group_names == groups, logical_id
-        assert definition.name.startswith("order-guard/"), logical_id
-        assert deployment.refs[logical_id] == definition.query_definition_id
-        if not definition.created:  # moto has no PutQueryDefinition: recorded, and said so
-            notes = [note for note in deployment.notes if note.startswith(logical_id)]
-            assert any("saved query recorded, not created" in note for note in notes)
-
-
-# --- the local cloud honours conditions ----------------------------------------------------
-
-
-def small_template(
-    resources: dict[str, Any],
-    outputs: dict[str, Any] | None = None,
-    parameters: dict[str, str] | None = None,
-) -> Template:
-    """A template of a few resources with the condition ``On`` = parameter ``Switch``."""
-    return Template(
-        path=ROOT / "small.yaml",
-        body={
-            "Parameters": {"Switch": {"Type": "String"}},
-            "Conditions": {"On": {"Fn::Equals": [{"Ref": "Switch"}, "on"]}},
-            "Resources": resources,
-            "Outputs": outputs or {},
-        },
-        parameters=parameters or {"Switch": "off"},
-        config_env="default",
-    )
-
-
-TOPIC = {"Type": "AWS::SNS::Topic", "Condition": "On", "Properties": {}}
-
-
-def alarm_with_actions(actions: Any) -> dict[str, Any]:
-    return {
-        "Type": ALARM,
-        "Properties": {
-            "Namespace": "AWS/SQS",
-            "MetricName": "ApproximateNumberOfMessagesVisible",
-            "Statistic": "Maximum",
-            "Period": 60,
-            "EvaluationPeriods": 1,
-            "Threshold": 0,
-            "ComparisonOperator": "GreaterThanThreshold",
-            "AlarmActions": actions,
-        },
-    }
-
-
-Deploy = Callable[[Template], Any]
-
-
-@pytest.fixture
-def deploy_small() -> Iterator[Deploy]:
-    with mock_aws():
-        yield lambda template: deploy(
-            template,
-            lambda service: boto3.client(service, region_name=REGION),
-            stack_name="small",
-            region=REGION,
-        )
-
-
-@pytest.mark.parametrize(("switch", "created"), [("off", False), ("on", True)])
-def test_a_resource_and_an_output_exist_only_when_their_condition_holds(
-    deploy_small: Deploy, switch: str, created: bool
-) -> None:
-    template = small_template(
-        {
-            "Topic": TOPIC,
-            "Alarm": alarm_with_actions(
-                {"Fn::If": ["On", [{"Ref": "Topic"}], {"Ref": "AWS::NoValue"}]}
-            ),
-        },
-        {"TopicArn": {"Condition": "On", "Value": {"Ref": "Topic"}}},
-        {"Switch": switch},
-    )
-    deployment = deploy_small(template)
-    topics = boto3.client("sns", region_name=REGION).list_topics()["Topics"]
-    assert ("Topic" in deployment.refs, bool(topics), "TopicArn" in deployment.outputs) == (
-        created,
-        created,
-        created,
-    )
-    (alarm,) = boto3.client("cloudwatch", region_name=REGION).describe_alarms()["MetricAlarms"]
-    assert alarm["AlarmActions"] == ([deployment.refs["Topic"]] if created else [])
-    if not created:
-        assert "Topic: not created, Condition On is false" in " ".join(deployment.notes)
-
-
-@pytest.mark.parametrize(
-    ("resources", "outputs", "where"),
-    [
-        ({"Topic": TOPIC, "Alarm": alarm_with_actions([{"Ref": "Topic"}])}, {}, r"Alarm\.Alarm"),
-        ({"Topic": TOPIC}, {"Name": {"Value": {"Fn::GetAtt": ["Topic", "TopicName"]}}}, "Outputs"),
-    ],
-    ids=["Ref in a property", "GetAtt in an output"],
-)
-def test_a_reference_to_a_resource_not_created_fails_naming_its_condition(
-    deploy_small: Deploy, resources: dict[str, Any], outputs: dict[str, Any], where: str
-) -> None:
-    with pytest.raises(
-        UnsupportedTemplate,
-        match=where + r".*Topic is not created \(its Condition On is false",
-    ):
-        deploy_small(small_template(resources, outputs))
-
-
-def test_an_unknown_resource_condition_fails_before_anything_is_created(
-    deploy_small: Deploy,
-) -> None:
-    with pytest.raises(UnsupportedTemplate, match=r"Resources\.Topic\.Condition: no condition"):
-        deploy_small(small_template({"Topic": {**TOPIC, "Condition": "Missing"}}))
-    assert boto3.client("sns", region_name=REGION).list_topics()["Topics"] == []
-
-
-def test_an_alarm_with_metrics_and_a_single_metric_is_refused(deploy_small: Deploy) -> None:
-    alarm = alarm_with_actions([])
-    alarm["Properties"]["Metrics"] = [{"Id": "m", "Expression": "1", "ReturnData": True}]
-    with pytest.raises(
-        UnsupportedTemplate, match=r"Alarm\.MetricName: Metrics and a single metric"
-    ):
-        deploy_small(small_template({"Alarm": alarm}))
-
-
-def test_a_dashboard_body_that_is_not_json_is_refused(deploy_small: Deploy) -> None:
-    dashboard = {"Type": "AWS::CloudWatch::Dashboard", "Properties": {"DashboardBody": "{"}}
-    with pytest.raises(UnsupportedTemplate, match=r"Board\.DashboardBody: not valid JSON"):
-        deploy_small(small_template({"Board": dashboard}))

@@ -18,9 +18,9 @@ from statelint.config import Config
 from statelint.linter import Linter
 from statelint.problem import ProblemType
 
-from localcloud.cfn.template import Template
 from order_guard import errors
 from tests.support.paths import ROOT
+from tests.support.template import Template
 
 ASL_PATH = ROOT / "statemachine" / "orders.asl.json"
 ASL_TEXT = ASL_PATH.read_text()

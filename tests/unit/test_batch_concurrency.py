@@ -19,11 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from localcloud.cfn.resources.dynamodb_table import create_table
 from order_guard import queue_worker
 from order_guard.config import QueueWorkerSettings
 from order_guard.errors import ConfigurationError
-from tests.support.aws import scan_orders, shared_client, sqs_record
+from tests.support.aws import create_table, scan_orders, shared_client, sqs_record
 from tests.support.environment import function_environment, queue_settings
 
 KEYS = ["a", "b", "c"]
@@ -82,7 +81,6 @@ def run(
     table = f"orders-{uuid.uuid4().hex[:8]}"
     create_table(
         dynamodb,
-        "OrdersTable",
         table,
         {
             "BillingMode": "PAY_PER_REQUEST",

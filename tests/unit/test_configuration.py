@@ -1,9 +1,9 @@
 """The handlers run with exactly the environment template.yaml gives them, and a missing
 variable fails the invocation with ConfigurationError before any DynamoDB call.
 
-Each run loads the handler module fresh through the local cloud's Lambda runtime (as a
-new execution environment would), so Powertools reads its variables at import exactly
-as on Lambda; nothing of the test process's own environment is added.
+Each run imports the handler module anew (as a new execution environment would,
+:func:`tests.support.handlers.invoke_cold`), so Powertools reads its variables at import
+exactly as on Lambda; the test process's own values of those variables are removed first.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
-from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.template import Template
-from localcloud.cfn.transform import local_path
-from localcloud.lambda_runtime import InProcessFunction, Invocation
 from order_guard.config import QueueWorkerSettings, WorkflowWorkerSettings
 from tests.support.aws import Tables, scan_orders
 from tests.support.environment import function_environment
+from tests.support.handlers import ColdInvocation, invoke_cold
+from tests.support.paths import SRC
+from tests.support.template import Template
 
 FUNCTIONS = {
     "QueueWorkerFunction": QueueWorkerSettings.REQUIRED,
@@ -31,7 +30,7 @@ EVENTS = {
     "WorkflowWorkerFunction": "workflow-after-write",
 }
 
-Run = Callable[[str, dict[str, str]], Invocation]
+Run = Callable[[str, dict[str, str]], ColdInvocation]
 
 
 @pytest.fixture
@@ -46,20 +45,11 @@ def run(
         monkeypatch.delenv(name, raising=False)  # only the template's values count
     monkeypatch.delenv("POWERTOOLS_LOG_LEVEL", raising=False)
 
-    def invoke(logical_id: str, environment: dict[str, str]) -> Invocation:
-        properties = function_properties(template, logical_id)
-        function = InProcessFunction(
-            name=logical_id,
-            arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",
-            code_uri=local_path(properties["Code"]["S3Key"]),  # CodeUri, after the transform
-            handler=properties["Handler"],
-            environment=environment,
-            timeout_s=int(properties["Timeout"]),
-            memory_mb=int(properties["MemorySize"]),
-            log_group=f"/aws/lambda/{logical_id}",
-            region="us-east-1",
-        )
-        return function.invoke(load_event(EVENTS[logical_id]))
+    def invoke(logical_id: str, environment: dict[str, str]) -> ColdInvocation:
+        function = template.function(logical_id)
+        code_uri = (template.path.parent / str(function.codeuri)).resolve()
+        assert code_uri == SRC, "the handler is imported from src/, its CodeUri"
+        return invoke_cold(function.handler, environment, load_event(EVENTS[logical_id]))
 
     return invoke
 
@@ -88,7 +78,7 @@ def test_the_handler_runs_and_flushes_its_metrics_with_the_template_environment(
     assert list(scan_orders(dynamodb, tables.orders)) == [
         "dedup-order" if logical_id == "QueueWorkerFunction" else "protected-order"
     ]
-    emf = [json.loads(line) for line in invocation.log_lines if '"_aws"' in line]
+    emf = [json.loads(line) for line in invocation.lines if '"_aws"' in line]
     (directive,) = [d for line in emf for d in line["_aws"]["CloudWatchMetrics"]]
     assert directive["Namespace"] == "OrderGuard"
 

@@ -10,10 +10,12 @@ never meet a retrier.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from awslambdaric import bootstrap
 from botocore.exceptions import (
     ClientError,
     ConnectionClosedError,
@@ -27,10 +29,6 @@ from botocore.exceptions import (
 from botocore.retries.standard import ThrottledRetryableChecker, TransientRetryableChecker
 from botocore.stub import Stubber
 
-from localcloud import faults
-from localcloud.cfn.template import Template
-from localcloud.faults import Fault, Kind
-from localcloud.lambda_runtime import contract
 from order_guard import config, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
 from order_guard.errors import (
@@ -49,8 +47,11 @@ from order_guard.failures import (
     dynamodb_call,
     is_transient,
 )
+from tests.support import faults
 from tests.support.aws import LambdaContext, Tables, shared_client, stored_answer
 from tests.support.environment import workflow_settings_for
+from tests.support.faults import Fault, Kind
+from tests.support.template import Template
 
 ASL_PATH = "statemachine/orders.asl.json"
 TASK_STATES = ("StoreOrder", "ReadSummary")
@@ -100,15 +101,13 @@ def test_every_code_botocores_standard_mode_retries_is_transient() -> None:
 
 def reported_type(error: BaseException) -> str:
     """The ``errorType`` the Lambda Python runtime reports for a handler that raises
-    ``error`` (awslambdaric's ``handle_event_request``, through the local contract)."""
-
-    def handler(event: Any, context: Any) -> None:
+    ``error``: awslambdaric's own ``build_fault_result``, which makes the error envelope
+    of a handler's exception in ``handle_event_request``."""
+    try:
         raise error
-
-    outcome = contract.invoke(
-        handler, b"{}", request_id="r", function_arn="arn", deadline_ms=contract.deadline_ms(3)
-    )
-    return str(outcome.payload()["errorType"])
+    except BaseException:
+        envelope = bootstrap.build_fault_result(sys.exc_info(), None)
+    return str(envelope["errorType"])
 
 
 def client_error(code: str, status: int) -> ClientError:
@@ -173,9 +172,9 @@ def test_our_own_retried_errors_are_transient_and_domain_errors_are_not() -> Non
 
 
 @pytest.fixture
-def faulty_deps(tables: Tables, patched: None) -> workflow_worker.Dependencies:
+def faulty_deps(tables: Tables) -> workflow_worker.Dependencies:
     """The workflow worker with a client built as in production (its retries and
-    timeouts), from a botocore session, with the local cloud's patches in force."""
+    timeouts), from a botocore session."""
     client = shared_client(
         "dynamodb", region_name="us-east-1", config=config.DYNAMODB_CLIENT_CONFIG
     )
@@ -203,7 +202,7 @@ def reported_name(
     event = {**payload, "id": order_id}
     fault = Fault(kind, order_id, operation, times=config.TOTAL_MAX_ATTEMPTS)
     with (
-        faults.injected(fault, in_functions_only=False),
+        faults.injected(deps.dynamodb, fault),
         pytest.raises(TransientStoreError) as raised,
     ):
         workflow_worker.handle(event, LambdaContext(), deps)

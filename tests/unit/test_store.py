@@ -8,8 +8,6 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 
-from localcloud import faults
-from localcloud.faults import Fault, Kind
 from order_guard import workflow_worker
 from order_guard.attempts import count_attempt
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, TOTAL_MAX_ATTEMPTS
@@ -22,8 +20,10 @@ from order_guard.errors import (
 )
 from order_guard.orders import Order
 from order_guard.store import Decision, put_order_once, read_order
+from tests.support import faults
 from tests.support.aws import Tables, scan_orders, shared_client, stored_answer
 from tests.support.environment import workflow_settings_for
+from tests.support.faults import Fault, Kind
 from tests.support.logs import LogCapture
 
 EXPECTED_PUT = {
@@ -176,7 +176,7 @@ def test_attempts_count_up_per_business_key(dynamodb: Any, tables: Tables) -> No
 
 
 def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
-    patched: None, tables: Tables, workflow_logs: LogCapture
+    tables: Tables, workflow_logs: LogCapture
 ) -> None:
     """The first UpdateItem is applied, its response is lost, botocore resends the same
     request: the token condition fails on the resend and the count stays one per call,
@@ -189,7 +189,7 @@ def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
     )
 
     with (
-        faults.injected(lost, in_functions_only=False),
+        faults.injected(client, lost),
         pytest.raises(TransientOrderError, match="fails attempt 1 before the write"),
     ):
         workflow_worker.handle(flaky, None, deps)
@@ -204,7 +204,7 @@ def test_a_counter_update_whose_response_is_lost_and_resent_counts_once(
 
 
 def test_a_transient_counter_failure_fails_an_attempt_whose_fault_mode_needs_the_count(
-    patched: None, tables: Tables, workflow_logs: LogCapture
+    tables: Tables, workflow_logs: LogCapture
 ) -> None:
     client = shared_client("dynamodb", region_name="us-east-1", config=DYNAMODB_CLIENT_CONFIG)
     deps = workflow_worker.Dependencies(
@@ -213,7 +213,7 @@ def test_a_transient_counter_failure_fails_an_attempt_whose_fault_mode_needs_the
     throttled = Fault(Kind.THROTTLING, "counted", "UpdateItem", times=TOTAL_MAX_ATTEMPTS)
 
     with (
-        faults.injected(throttled, in_functions_only=False),
+        faults.injected(client, throttled),
         pytest.raises(TransientStoreError, match="UpdateItem.*ThrottlingException"),
     ):
         workflow_worker.handle({"id": "counted", "quantity": 1, "mode": "after-write"}, None, deps)
