@@ -103,8 +103,8 @@ audit: $(SCAN_STAMP) ## pip-audit of the runtime requirements (needs PyPI's JSON
 	$(SCAN_BIN)/pip-audit --strict --progress-spinner off --requirement src/requirements.txt
 
 lint: setup ## ruff, mypy, lint-imports (the local cloud's layers), cfn-lint, sam validate --lint
-	ruff check src localcloud tests model
-	ruff format --check src localcloud tests model
+	ruff check src localcloud order_guard_tools tests model
+	ruff format --check src localcloud order_guard_tools tests model
 	mypy
 	PYTHONPATH=src:. lint-imports --no-cache
 	cfn-lint template.yaml
@@ -128,54 +128,54 @@ test: lint scan build browser lab-tools model ## everything CI runs: lint, scann
 PARAMETERS = $(if $(CONFIG_ENV),--config-env $(CONFIG_ENV)) $(if $(PARAMETER_OVERRIDES),--parameter-overrides $(PARAMETER_OVERRIDES))
 
 demo: $(STAMP) ## the whole system on the embedded local cloud (no AWS account, no Docker)
-	python -m localcloud demo $(PARAMETERS)
+	python -m order_guard_tools demo $(PARAMETERS)
 
 # Who the server answers besides 127.0.0.1 and localhost: ALLOW_HOST="name …" (HOST=0.0.0.0,
 # the container setup, adds host.docker.internal) and ALLOW_ORIGIN="http://localhost:3000 …".
 ALLOW_HOST ?= $(if $(filter 0.0.0.0,$(HOST)),host.docker.internal)
 serve: setup ## the application on 127.0.0.1:5000 for the AWS CLI (PORT=5001 if busy; HOST=0.0.0.0 for containers; Ctrl-C stops)
-	python -m localcloud serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(foreach h,$(ALLOW_HOST),--allow-host $(h)) $(foreach o,$(ALLOW_ORIGIN),--allow-origin $(o)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
+	python -m order_guard_tools serve --port $(or $(PORT),5000) $(if $(HOST),--host $(HOST)) $(foreach h,$(ALLOW_HOST),--allow-host $(h)) $(foreach o,$(ALLOW_ORIGIN),--allow-origin $(o)) $(if $(VISIBILITY_TIMEOUT),--visibility-timeout $(VISIBILITY_TIMEOUT)) $(PARAMETERS)
 
 status: $(STAMP) ## the live view's tables once, from a running make serve [ENDPOINT=url]
-	python -m localcloud status $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
+	python -m order_guard_tools status $(if $(ENDPOINT),--endpoint-url $(ENDPOINT))
 
 invoke: $(STAMP) ## make invoke FUNCTION=QueueWorkerFunction EVENT=events/sqs-first-order.json [ENDPOINT=url]
-	python -m localcloud invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
+	python -m order_guard_tools invoke $(FUNCTION) $(foreach e,$(EVENT),-e $(e)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
 verify: $(STAMP) ## make verify [STACK=order-guard] [REGION=…] [ENDPOINT=http://127.0.0.1:5000]
-	python -m localcloud verify $(if $(STACK),--stack-name $(STACK)) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
+	python -m order_guard_tools verify $(if $(STACK),--stack-name $(STACK)) $(if $(REGION),--region $(REGION)) $(if $(ENDPOINT),--endpoint-url $(ENDPOINT)) $(PARAMETERS)
 
 soak: $(STAMP) ## 5,000 messages through the local cloud, every one accounted for (SOAK_MESSAGES=N)
-	python -m localcloud soak --messages $(or $(SOAK_MESSAGES),5000)
+	python -m order_guard_tools soak --messages $(or $(SOAK_MESSAGES),5000)
 
 histories: $(STAMP) ## the nightly size of the generated histories against the real worker (HISTORIES=2000)
 	ORDER_GUARD_HISTORIES=$(or $(HISTORIES),2000) pytest tests/proofs/test_histories.py --hypothesis-show-statistics
 
 attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): every RESULT line in the log group and the view once (ATTRIBUTION_BATCHES=15)
-	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/localcloud/test_log_attribution.py -k concurrent
+	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/e2e/test_log_attribution.py -k concurrent
 
 bench: build ## Order Guard against the floor, Powertools and read-then-write, and the cold start (BENCH_MESSAGES=2000 BENCH_ROUNDS=5 BENCH_REPEATS=15)
-	python -m localcloud bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
+	python -m order_guard_tools bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
 
 # The seed labs (../shared/labs/): LAB=q05 or LAB=ev05 on 127.0.0.1:5000 (PORT= to change).
 lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05|ev05 [PORT=5000] (Ctrl-C stops)
 	@test -n "$(LAB)" || { echo "which lab? make lab LAB=q05 or make lab LAB=ev05" >&2; exit 2; }
-	python -m localcloud lab $(LAB) --port $(or $(PORT),5000)
+	python -m order_guard_tools lab $(LAB) --port $(or $(PORT),5000)
 
 # Everything it installs first reports on stderr: stdout is only the lines for eval.
 lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000]
 	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
-	@python -m localcloud lab-env --port $(or $(PORT),5000)
+	@python -m order_guard_tools lab-env --port $(or $(PORT),5000)
 
 lab-check: setup ## which of the running make lab's expectations hold now, step by step [PORT=5000]
-	@python -m localcloud lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 while a step fails
+	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 while a step fails
 
 LAB_TEXTS ?= ../shared/labs
 lab-replay: setup lab-tools ## both labs' commands on port 5000 with the labs' own workers from LAB_TEXTS (../shared/labs)
 	LOCALCLOUD_LAB_PORT=5000 LOCALCLOUD_LAB_TEXTS=$(abspath $(LAB_TEXTS)) pytest tests/e2e/test_labs.py -p no:xdist -k "as_written"
 
 bench-cold: build ## only the cold-start table: each function's INIT against a bare boto3 handler (BENCH_REPEATS=15)
-	python -m localcloud bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
+	python -m order_guard_tools bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

@@ -2,6 +2,6 @@
 
 import sys
 
-from localcloud.tools.cli import main
+from localcloud.cli import main
 
 sys.exit(main())

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from localcloud.cfn import template as template_module
+from order_guard_tools.cloud import order_guard_template
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -77,7 +77,7 @@ def constants() -> dict[str, dict[str, int]]:
     Raises ``KeyError`` when the template lost ``MaxReceiveCount`` or StoreOrder lost one
     of its two retriers (TransientStoreError, TransientOrderError).
     """
-    parameters = template_module.load().parameters
+    parameters = order_guard_template().parameters
     retriers = json.loads(ASL.read_text())["States"]["StoreOrder"]["Retry"]
     attempts = {error: r["MaxAttempts"] for r in retriers for error in r["ErrorEquals"]}
     return {

@@ -26,7 +26,7 @@ from tests.support.logs import LogCapture, capture
 from tests.support.paths import EVENTS, TESTS
 from tests.support.template import Template
 
-SUBJECTS = ("e2e", "localcloud", "proofs", "template", "unit")
+SUBJECTS = ("e2e", "localcloud", "proofs", "tools", "template", "unit")
 """The test folders, slowest first: ``make test`` runs files on two workers
 (pytest-xdist, ``--dist loadfile``), and starting the long end-to-end files first keeps
 one worker from finishing far behind the other."""

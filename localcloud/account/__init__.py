@@ -1,7 +1,7 @@
 """One local AWS account: moto with the local cloud's patches, the account's functions
-and event source mappings, the stack deployed from the template, and, in server mode,
-the server with the live view; in-process (for tests and the demo) or as a server on
-127.0.0.1:5000.
+and event source mappings, a stack deployed from a template if one is given, and, in
+server mode, the server with the live view; in-process (for tests) or as a server on
+127.0.0.1:PORT.
 
 Everything lives in one account, whoever made it: a resource made by the template, by
 ``sam deploy`` or by a plain API call runs the same way (a function created or updated
@@ -9,16 +9,18 @@ through the Lambda API runs its code; a mapping created through it is polled).
 
 In-process::
 
-    with LocalCloud() as cloud:
-        cloud.client("sqs").send_message(QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=...)
-        cloud.drain()                       # run the event source mapping until the queue is empty
+    with LocalCloud(template=load(Path("template.yaml")), stack_name="app") as cloud:
+        cloud.client("sqs").send_message(QueueUrl=cloud.outputs["QueueUrl"], MessageBody=...)
+        cloud.drain()  # run the event source mappings until their queues are empty
 
 Server (``python -m localcloud serve``): moto's ``ThreadedMotoServer`` in this process,
 the functions run behind it, and every event source mapping polls in a thread, so the
-stock AWS CLI works with ``--endpoint-url http://127.0.0.1:5000``.
+stock AWS CLI and ``sam deploy`` work with ``--endpoint-url http://127.0.0.1:PORT``.
 
-May import: every package but :mod:`localcloud.tools`; it wires Order Guard's state
-(the history and the live view's reads) into the generic parts.
+A project adds to an account through :class:`Extension` (:mod:`.extension`): listeners of
+its functions' invocations, sections of the live view and their data.
+
+May import: every package of the local cloud.
 """
 
 from __future__ import annotations
@@ -30,17 +32,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import boto3
+from flask import Flask
 from moto import mock_aws
 from moto.core.config import DefaultConfig, default_user_config
 from moto.moto_api._internal.models import moto_api_backend
 
 from localcloud import lambda_runtime, patches
+from localcloud.account.extension import Extension
 from localcloud.account.permissions import log_group_creator
 from localcloud.account.view import view_reader
 from localcloud.cfn import changesets
 from localcloud.cfn import stacks as stack
 from localcloud.cfn.deployer import Deployment, deploy
-from localcloud.cfn.template import Template, load
+from localcloud.cfn.template import Template
 from localcloud.logs import Delivery
 from localcloud.patches import dynamodb as dynamodb_writes
 from localcloud.server import view as view_module
@@ -63,45 +67,44 @@ FAKE_CREDENTIALS = {
 
 
 class LocalCloud:
-    """Deploy ``template.yaml`` into moto and run it.
+    """One local account, and a stack deployed into it from ``template`` if one is given.
 
     Args:
+        template: the template to deploy at start (:func:`localcloud.cfn.template.load`:
+            parameters resolved as ``sam deploy`` resolves them); ``None`` for an empty
+            account, which ``sam deploy`` and the AWS APIs fill.
+        stack_name: the stack's name (needed with a template).
         server_port: ``None`` for in-process (``mock_aws``); a port for server mode.
         visibility_timeout: seconds; overrides every queue's visibility timeout so that
             redelivery and redrive take seconds (the template's value stays in Outputs
             and ``deployment.notes`` says what changed).
-        config_env: the samconfig environment whose parameters to deploy.
-        parameter_overrides: ``--parameter-overrides`` as ``sam deploy`` takes it (a
-            string, a list or a mapping); replaces samconfig's, as in SAM CLI.
-        deploy_stack: ``False`` for an empty account (a lab machine,
-            :mod:`localcloud.labs`): nothing is deployed and there is no stack.
-        lab: the seed lab whose machine this account is (``make lab-check`` asks).
+        title: what the live view calls this account (default: the stack, or "account").
+        extensions: what a project adds (:class:`Extension`), from start to stop.
+
+    Raises:
+        ValueError: a template without a stack name; an ``allow_origins`` entry that is
+            not an origin.
     """
 
     def __init__(
         self,
         *,
         template: Template | None = None,
-        config_env: str = "default",
-        parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
-        stack_name: str = "order-guard",
+        stack_name: str | None = None,
         region: str = "us-east-1",
         server_port: int | None = None,
         host: str = "127.0.0.1",
         allow_hosts: Sequence[str] = (),
         allow_origins: Sequence[str] = (),
         visibility_timeout: int | None = None,
-        deploy_stack: bool = True,
-        lab: str | None = None,
+        title: str | None = None,
+        extensions: Sequence[Extension] = (),
     ) -> None:
-        self.lab = lab
-        """The seed lab this account is the machine of (``make lab``), if any."""
-        self.template: Template | None = (
-            template or load(config_env=config_env, parameter_overrides=parameter_overrides)
-            if deploy_stack
-            else None
-        )
-        self.stack_name = stack_name
+        if template is not None and not stack_name:
+            raise ValueError("a template is deployed as a stack: give its stack_name")
+        self.template = template
+        self.stack_name = stack_name or ""
+        self.extensions = tuple(extensions)
         self.region = region
         self.server_port = server_port
         self.host = host
@@ -118,7 +121,7 @@ class LocalCloud:
         self._patched = False
         self._server: LocalServer | None = None
         self.history = History()
-        """Every invocation and write decision of this cloud (the live view's history)."""
+        """Every invocation and DynamoDB write of this cloud (the live view's history)."""
         self._saved_environ: dict[str, str | None] = {}
         self._deployment: Deployment | None = None
         self.stacks: list[Deployment] = []
@@ -126,8 +129,8 @@ class LocalCloud:
         self._served_deleted = False
         self._seen = Seen()
         self._watcher: tuple[threading.Event, threading.Thread] | None = None
-        title = f"lab {lab.upper()}" if lab else f"stack {stack_name}"
-        self._reader = view_reader(self, self.history, title, self._seen, lab=lab)
+        shown = title or (f"stack {stack_name}" if template is not None else "account")
+        self._reader = view_reader(self, self.history, shown, self._seen, extensions=extensions)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -150,6 +153,9 @@ class LocalCloud:
         self._patched = True
         lambda_runtime.clear()  # a new account: no function of an earlier one runs
         lambda_runtime.add_listener(self.history.record)
+        for extension in self.extensions:
+            for listener in extension.listeners:
+                lambda_runtime.add_listener(listener)
         dynamodb_writes.WRITE_LISTENERS.append(self.history.record_write)
         # While the local cloud runs, the host's own AWS_* variables (a profile, an
         # endpoint, real credentials) are hidden from everything in this process: the
@@ -175,7 +181,7 @@ class LocalCloud:
             self._server = LocalServer(
                 self.host,
                 self.server_port,
-                view_module.create_app(self.view_data),
+                self.view_app(),
                 self.policy,
             )
             self._server.start()
@@ -213,6 +219,12 @@ class LocalCloud:
     def view_data(self, args: Mapping[str, str]) -> Mapping[str, Any]:
         """What the live view shows (:func:`view_reader` of this cloud)."""
         return self._reader(args)
+
+    def view_app(self) -> Flask:
+        """The live view's WSGI app (what server mode mounts at
+        :data:`~localcloud.server.view.PATH`), with the extensions' sections."""
+        parts = [extension.view for extension in self.extensions if extension.view is not None]
+        return view_module.create_app(self.view_data, parts)
 
     def watch(self, interval_s: float = 1.0) -> None:
         """Server mode: read the account every ``interval_s`` seconds in the background,
@@ -268,6 +280,9 @@ class LocalCloud:
             thread.join(timeout=30)
             self._watcher = None
         lambda_runtime.remove_listener(self.history.record)
+        for extension in self.extensions:
+            for listener in extension.listeners:
+                lambda_runtime.remove_listener(listener)
         if self.history.record_write in dynamodb_writes.WRITE_LISTENERS:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
@@ -373,3 +388,6 @@ class LocalCloud:
                 return outcomes
             time.sleep(idle_sleep_s)
         raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")
+
+
+__all__ = ["FAKE_CREDENTIALS", "MOTO_CONFIG", "Extension", "LocalCloud"]

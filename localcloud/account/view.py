@@ -1,28 +1,29 @@
 """What the live view of an account shows: the account as its public APIs answer it
-(:func:`~localcloud.state.account_state`) and one page of each list of its history, as
-the page's query arguments choose.
+(:func:`~localcloud.state.account_state`), one page of each list of its history, as the
+page's query arguments choose, and what the account's extensions add.
 
-May import: :mod:`localcloud.state` and :mod:`localcloud.server.view` (the reader's
-shape).
+May import: :mod:`localcloud.state`, :mod:`localcloud.server.view` (the reader's shape)
+and :mod:`.extension`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from localcloud.account.extension import Extension, merged
 from localcloud.server import view as view_module
 from localcloud.state import Seen, Target, account_state
 from localcloud.state.history import History
 
 
-def _page(value: str | None) -> int:
+def page_number(value: str | None) -> int:
     """A page number from a query argument: 1 unless a positive integer is given."""
     return int(value) if value is not None and value.isdigit() and int(value) > 0 else 1
 
 
 TABLE_PAGE_ARGUMENT = "after."
-"""``?after.<table>=<id>``: the page of ``<table>`` that starts after the key ``<id>``."""
+"""``?after.<table>=<key>``: the page of ``<table>`` that starts after ``<key>``."""
 
 
 def view_reader(
@@ -31,11 +32,12 @@ def view_reader(
     title: str,
     seen: Seen | None = None,
     *,
-    lab: str | None = None,
+    extensions: Sequence[Extension] = (),
 ) -> view_module.Reader:
     """The live view's reader: the account as ``target`` answers it
-    (:func:`~localcloud.state.account_state`, ``seen`` what it held before) and one page
-    of ``history`` (the page's query arguments, each optional, choose the pages)."""
+    (:func:`~localcloud.state.account_state`, ``seen`` what it held before), one page of
+    ``history`` (the page's query arguments, each optional, choose the pages), then each
+    extension's data over it."""
     seen = seen if seen is not None else Seen()
 
     def read(args: Mapping[str, str]) -> Mapping[str, Any]:
@@ -44,15 +46,17 @@ def view_reader(
             for name, value in args.items()
             if name.startswith(TABLE_PAGE_ARGUMENT)
         }
-        return {
+        data: dict[str, Any] = {
             "title": title,
-            "lab": lab,
             **account_state(target, seen, after=after),
             **history.pages(
-                decisions=_page(args.get("decisions")),
-                writes=_page(args.get("writes")),
-                invocations=_page(args.get("invocations")),
+                writes=page_number(args.get("writes")),
+                invocations=page_number(args.get("invocations")),
             ),
         }
+        for extension in extensions:
+            if extension.read is not None:
+                data = merged(data, extension.read(args))
+        return data
 
     return read

@@ -23,7 +23,6 @@ from samcli.lib.config.exceptions import SamConfigFileReadException, SamConfigVe
 from samcli.lib.config.samconfig import SamConfig
 
 from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.project import SAMCONFIG_PATH
 
 
 def samconfig_parameter_overrides(
@@ -79,7 +78,7 @@ def read_samconfig(path: Path) -> SamConfig:
         raise UnsupportedTemplate(str(path.name), detail) from exc
 
 
-def samconfig_stack_name(config_env: str, samconfig: Path = SAMCONFIG_PATH) -> str:
+def samconfig_stack_name(config_env: str, samconfig: Path) -> str:
     """``stack_name`` of a samconfig environment for ``sam deploy``.
 
     Raises:

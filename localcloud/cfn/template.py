@@ -15,7 +15,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from cfnlint.decode import cfn_yaml
 
@@ -26,7 +26,6 @@ from localcloud.cfn.parameters import (
     parse_overrides,
     samconfig_parameter_overrides,
 )
-from localcloud.project import SAMCONFIG_PATH, TEMPLATE_PATH
 
 
 @dataclass(frozen=True)
@@ -118,10 +117,14 @@ DEFAULT_SOURCE = "template default"
 COMMAND_LINE_SOURCE = "--parameter-overrides"
 
 
+SAMCONFIG: Final = Path("samconfig.toml")
+"""SAM CLI's configuration file, in the template's folder (the project directory)."""
+
+
 def load(
-    path: Path = TEMPLATE_PATH,
+    path: Path,
     *,
-    samconfig: Path | None = SAMCONFIG_PATH,
+    samconfig: Path | None = SAMCONFIG,
     config_env: str = "default",
     parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Template:
@@ -130,7 +133,9 @@ def load(
 
     Args:
         path: the template.
-        samconfig: the SAM CLI configuration file (``None``: none).
+        samconfig: the SAM CLI configuration file, relative to the template's folder
+            unless absolute (``None``: none; an absent file gives no overrides, as in
+            SAM CLI).
         config_env: the samconfig environment; it must exist in the file.
         parameter_overrides: ``--parameter-overrides`` as on the ``sam deploy`` command
             line (``"BatchSize=1 FaultModesEnabled=false"``, a list of such strings, or a
@@ -143,6 +148,8 @@ def load(
             nor a default; a value breaks the parameter's constraints.
     """
     body = cfn_yaml.load(str(path))
+    if samconfig is not None:
+        samconfig = path.parent / samconfig
     if parameter_overrides is not None:
         given = parse_overrides(parameter_overrides, COMMAND_LINE_SOURCE)
         source = COMMAND_LINE_SOURCE
@@ -153,6 +160,9 @@ def load(
 
 
 CHANGE_SET_SOURCE = "CreateChangeSet Parameters"
+RECEIVED: Final = Path("template.yaml")
+"""The path of a template received through the API: local paths in it resolve from the
+server's working directory."""
 
 
 def parse_body(text: str) -> dict[str, Any]:
@@ -176,11 +186,13 @@ def from_body(
     given: Mapping[str, str],
     *,
     source: str = CHANGE_SET_SOURCE,
-    path: Path = TEMPLATE_PATH,
+    path: Path = RECEIVED,
     config_env: str = "default",
 ) -> Template:
     """A parsed template with its parameters resolved from ``given`` (by ``source``) and the
-    template defaults, each checked against its constraints.
+    template defaults, each checked against its constraints. ``path`` is where local paths
+    in it (``CodeUri``) resolve from: a template received through the API has none of its
+    own (:data:`RECEIVED`).
 
     Raises:
         UnsupportedTemplate: as :func:`load`.

@@ -1,9 +1,10 @@
 """The state of the account, read through its public APIs: the one place that reads queue
-depths, orders, dead letters, ``RESULT`` log lines and execution histories for everything
-that shows or checks them (the scenarios, ``verify``, ``status``, the live view, the
+depths, dead letters, log lines, invocations and execution histories for everything that
+shows or checks them (a project's scenarios and checks, ``status``, the live view, the
 tests), against AWS and the local cloud alike (:mod:`.reads`, and :mod:`.overview` for
 the bounded account-at-a-glance of ``status`` and the live view); and the history of what
-the local cloud's functions did (:mod:`.history`).
+the account's functions did and every write DynamoDB decided (:mod:`.history`). Nothing
+here knows an application: what a body or an item means is the caller's.
 
 May import: :mod:`localcloud.lambda_runtime` (the history listens to invocations).
 """
@@ -32,14 +33,10 @@ from localcloud.state.reads import (
     log_messages,
     max_receive_count,
     now_ms,
-    order_id_of,
     queue_depth,
     queue_empty,
-    results,
     run_execution,
-    scan_ids,
     start_execution,
-    stored,
     task_attempts,
     visibility_timeout,
     wait_for_execution,
@@ -52,8 +49,8 @@ __all__ = [
     "RESOURCES_SHOWN",
     "TABLE_PAGE_ITEMS",
     "TEXT_SHOWN",
-    "Target",
     "Seen",
+    "Target",
     "TaskAttempt",
     "account_state",
     "dead_letters",
@@ -63,16 +60,12 @@ __all__ = [
     "mappings",
     "max_receive_count",
     "now_ms",
-    "order_id_of",
     "queue_depth",
     "queue_empty",
     "queues",
     "remember",
-    "results",
     "run_execution",
-    "scan_ids",
     "start_execution",
-    "stored",
     "table_page",
     "task_attempts",
     "task_events",

@@ -1,14 +1,14 @@
-"""What the account did, as it happened: every invocation, every write to DynamoDB, and
-every write decision of Order Guard's workers.
+"""What the account did, as it happened: every invocation and every write to DynamoDB.
 
 The local cloud records each invocation the Lambda runtime runs (:func:`History.record` is a
-runtime listener) and reads the workers' ``RESULT`` lines out of its log; and each
-``PutItem``, ``UpdateItem`` and ``DeleteItem`` as DynamoDB decided it, whoever's code made
-it (:func:`History.record_write`, which the account makes a write listener of
-:mod:`localcloud.patches.dynamodb`), naming the function, request and message when one of
-the account's functions made it. The live view and ``status`` keep all of it after the
-log groups, queues or tables it came from are deleted (the seed labs' cleanup step).
-Memory only: it ends with the server.
+runtime listener), and each ``PutItem``, ``UpdateItem`` and ``DeleteItem`` as DynamoDB
+decided it, whoever's code made it (:func:`History.record_write`, which the account makes
+a write listener of :mod:`localcloud.patches.dynamodb`), naming the function, request and
+message when one of the account's functions made it. The live view and ``status`` keep
+all of it after the log groups, queues or tables it came from are deleted (a lab's
+cleanup step). Memory only: it ends with the server. A project that reads more out of
+its functions' invocations (their log lines) adds a listener of its own, and pages its
+rows with :func:`page`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from localcloud.lambda_runtime import Function, Invocation, by_access_key, invoking
-
-CONDITION = "attribute_not_exists(id)"
-"""The conditional write's condition (src/order_guard/store.py)."""
 
 
 class WriteCall(Protocol):
@@ -89,46 +86,39 @@ class WriteRecord:
     source: str | None
 
 
-@dataclass(frozen=True)
-class DecisionRecord:
-    """One write decision (or a summary read), read from a ``RESULT`` line.
-
-    ``source`` says where the job came from (``sqs <messageId> receive <n>`` or
-    ``attempt <n> (<mode>)``); ``before`` and ``after`` are the order item's business
-    details before and after the conditional write (``None``: no item).
-    """
-
-    at: float
-    order_id: str | None
-    stage: str
-    decision: str
-    source: str
-    message_id: str | None
-    detail: str
-    condition: str
-    outcome: str
-    before: Mapping[str, Any] | None
-    after: Mapping[str, Any] | None
-    requested: Mapping[str, Any] | None
-    error_type: str | None
-    reason: str | None
-
-
 PAGE_SIZE = 50
-"""Rows of one page of decisions or invocations in the live view and ``status``."""
+"""Rows of one page of a history list (writes, invocations) in the live view and
+``status``."""
+
+
+def page(
+    rows: Sequence[Any], number: int, size: int = PAGE_SIZE
+) -> tuple[list[Any], dict[str, int]]:
+    """Page ``number`` (from 1) of ``rows`` (oldest first), newest first, as JSON-ready
+    dicts of its dataclass rows, and where it stands: ``{"page", "count", "total"}``. A
+    page past the last is empty; a page copies at most ``size`` rows, whatever ``rows``
+    holds."""
+    total = len(rows)
+    number = max(1, number)
+    end = total - (number - 1) * size  # newest first: count from the end
+    picked = [rows[i] for i in range(end - 1, max(0, end - size) - 1, -1)]
+    return [asdict(row) for row in picked], {
+        "page": number,
+        "count": max(1, -(-total // size)),
+        "total": total,
+    }
 
 
 class History:
-    """The last ``limit`` invocations and decisions, newest last (thread-safe)."""
+    """The last ``limit`` invocations and writes, newest last (thread-safe)."""
 
     def __init__(self, limit: int = 10_000) -> None:
         self._lock = threading.Lock()
         self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
-        self.decisions: deque[DecisionRecord] = deque(maxlen=limit)
         self.writes: deque[WriteRecord] = deque(maxlen=limit)
 
     def record(self, function: Function, event: Any, invocation: Invocation) -> None:
-        """The runtime listener: keep the invocation and the decisions in its log."""
+        """The runtime listener: keep the invocation."""
         now = time.time()
         entry = InvocationRecord(
             at=now,
@@ -139,10 +129,8 @@ class History:
             returned=_returned(invocation),
             duration_ms=round(invocation.duration_ms, 1),
         )
-        decisions = [decision_of(line, now) for line in result_lines(invocation.log_lines)]
         with self._lock:
             self.invocations.append(entry)
-            self.decisions.extend(decisions)
 
     def record_write(self, call: WriteCall) -> None:
         """The write listener: keep the call, with the invocation that made it."""
@@ -170,92 +158,18 @@ class History:
             self.writes.append(record)
 
     def pages(
-        self, *, decisions: int = 1, writes: int = 1, invocations: int = 1, size: int = PAGE_SIZE
+        self, *, writes: int = 1, invocations: int = 1, size: int = PAGE_SIZE
     ) -> dict[str, Any]:
-        """One page of each list, newest first, as JSON-ready dicts, and where each page
-        stands: ``{"decisions": [...], "invocations": [...], "pages": {"decisions":
-        {"page", "count", "total"}, "invocations": {...}}}``. Pages count from 1; a page
-        past the last is empty. A refresh copies at most ``size`` rows of each list,
-        whatever the history holds."""
+        """One page of each list (:func:`page`): ``{"writes": [...], "invocations":
+        [...], "pages": {"writes": {"page", "count", "total"}, "invocations": {...}}}``."""
         shown: dict[str, Any] = {"pages": {}}
         with self._lock:
-            lists: tuple[tuple[str, deque[Any], int], ...] = (
-                ("decisions", self.decisions, decisions),
+            for name, rows, number in (
                 ("writes", self.writes, writes),
                 ("invocations", self.invocations, invocations),
-            )
-            for name, rows, number in lists:
-                total = len(rows)
-                number = max(1, number)
-                end = total - (number - 1) * size  # newest first: count from the end
-                picked = [rows[i] for i in range(end - 1, max(0, end - size) - 1, -1)]
-                shown[name] = [asdict(row) for row in picked]
-                shown["pages"][name] = {
-                    "page": number,
-                    "count": max(1, -(-total // size)),
-                    "total": total,
-                }
+            ):
+                shown[name], shown["pages"][name] = page(rows, number, size)
         return shown
-
-
-def result_lines(lines: list[str]) -> list[dict[str, Any]]:
-    """The ``RESULT`` lines of an invocation's log, parsed."""
-    found = []
-    for line in lines:
-        if '"RESULT"' not in line:
-            continue
-        try:
-            parsed = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(parsed, dict) and parsed.get("message") == "RESULT":
-            found.append(parsed)
-    return found
-
-
-def decision_of(line: Mapping[str, Any], at: float) -> DecisionRecord:
-    """A :class:`DecisionRecord` from one RESULT line (both workers' shapes)."""
-    decision = str(line.get("decision") or line.get("outcome") or "?")
-    details = None
-    if line.get("id") is not None and isinstance(line.get("quantity"), int):
-        quantity = line["quantity"]
-        details = {"id": line["id"], "quantity": quantity, "total_cents": quantity * 250 + 100}
-    before = line.get("previous") or line.get("stored")
-    if decision == "accepted":
-        after, outcome = details, "PutItem succeeded: the item was written"
-    elif decision in ("duplicate", "conflict"):
-        after = before
-        outcome = "ConditionalCheckFailedException: the item is kept unchanged"
-    elif decision == "invalid":
-        after, outcome = None, "no write attempted"
-    elif line.get("stage") == "summary":
-        after, outcome = None, f"GetItem: {decision}"
-    else:
-        after, outcome = before, "the call failed: nothing known written"
-    if "receive_count" in line or "message_id" in line:
-        detail = f"receive {line.get('receive_count')}"
-        source = f"sqs {line.get('message_id')} {detail}"
-    elif "attempt" in line:
-        detail = f"attempt {line['attempt']} ({line.get('mode')})"
-        source = detail
-    else:
-        detail = source = str(line.get("stage", ""))
-    return DecisionRecord(
-        at=at,
-        order_id=line.get("id"),
-        stage=str(line.get("stage", "")),
-        decision=decision,
-        source=source,
-        message_id=line.get("message_id"),
-        detail=detail,
-        condition=CONDITION if line.get("stage") != "summary" else "",
-        outcome=outcome,
-        before=before if isinstance(before, Mapping) else None,
-        after=after if isinstance(after, Mapping) else None,
-        requested=details if decision != "accepted" else None,
-        error_type=line.get("error_type"),
-        reason=line.get("reason"),
-    )
 
 
 def _result(invocation: Invocation) -> str:

@@ -109,38 +109,66 @@ def table_page(
 ) -> dict[str, Any]:
     """One page of the table ``name``: at most ``limit`` items, read by one
     ``Scan`` with ``Limit`` (so a refresh reads the same few items however large the
-    table is), from the business key ``start`` on (exclusive), and the table's
-    ``ItemCount`` from ``DescribeTable`` (DynamoDB refreshes it about every six hours;
-    the emulator's is exact).
+    table is), from the key ``start`` on (exclusive), and the table's ``ItemCount`` from
+    ``DescribeTable`` (DynamoDB refreshes it about every six hours; the emulator's is
+    exact). A key is the value of a table whose key is one string attribute, else the
+    JSON of ``LastEvaluatedKey`` (:func:`page_key`).
 
     Returns:
         ``{"name", "gone", "count", "columns", "items", "next"}``; ``columns`` are the
-        attribute names of the page's items (``id`` first); ``next`` is the key the
+        attribute names of the page's items (the key's first); ``next`` is the key the
         following page starts after, ``None`` on the last page; ``gone`` once the table
         is deleted.
     """
     dynamodb = target.client("dynamodb")
     kwargs: dict[str, Any] = {"TableName": name, "Limit": limit}
-    if start is not None:
-        kwargs["ExclusiveStartKey"] = {"id": {"S": start}}
     try:
-        count = int(dynamodb.describe_table(TableName=name)["Table"].get("ItemCount", 0))
+        table = dynamodb.describe_table(TableName=name)["Table"]
+        key = [k["AttributeName"] for k in table.get("KeySchema", [])]
+        types = {a["AttributeName"]: a["AttributeType"] for a in table["AttributeDefinitions"]}
+        single = len(key) == 1 and types.get(key[0]) == "S"
+        first = None if start is None else {key[0]: {"S": start}} if single else _start(start, key)
+        if first is not None:
+            kwargs["ExclusiveStartKey"] = first
         page = dynamodb.scan(**kwargs)
     except ClientError as exc:  # a deleted table is shown as gone
         if not _gone(exc):
             raise
         return {"name": name, "gone": True, "count": 0, "columns": [], "items": [], "next": None}
     items = [{k: _plain(v) for k, v in item.items()} for item in page["Items"]]
-    columns = sorted({k for item in items for k in item}, key=lambda k: (k != "id", k))
-    following = page.get("LastEvaluatedKey", {}).get("id", {}).get("S")
+    columns = sorted(
+        {k for item in items for k in item},
+        key=lambda k: (k not in key, key.index(k) if k in key else 0, k),
+    )
     return {
         "name": name,
         "gone": False,
-        "count": count,
+        "count": int(table.get("ItemCount", 0)),
         "columns": columns,
         "items": items,
-        "next": following,
+        "next": page_key(page.get("LastEvaluatedKey"), single),
     }
+
+
+def page_key(last: Mapping[str, Any] | None, single: bool) -> str | None:
+    """The key a following page starts after, as text: the string value of a one-string
+    key, else ``LastEvaluatedKey`` as JSON; ``None`` on the last page."""
+    if not last:
+        return None
+    if single:
+        ((value,),) = (v.values() for v in last.values())
+        return str(value)
+    return json.dumps(last, sort_keys=True, separators=(",", ":"))
+
+
+def _start(text: str, key: list[str]) -> Any:
+    """``ExclusiveStartKey`` from a JSON page key; a key that is not one (a hand-typed
+    URL) starts at the first page."""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) and sorted(parsed) == sorted(key) else None
 
 
 HISTORY_EVENTS_SHOWN = 200

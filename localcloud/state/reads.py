@@ -1,20 +1,22 @@
-"""The state of a deployed stack, read through its public APIs: the one place that reads
-queue depths, orders, dead letters, RESULT log lines and execution histories for
-everything that shows or checks them (the scenarios, ``verify``, ``status``, the live
-view and the tests). Works against AWS and against the local cloud alike.
+"""The state of an account, read through its public APIs: the one place that reads queue
+depths, dead letters, log lines, invocations and execution histories for everything that
+shows or checks them (a project's scenarios and checks, ``status``, the live view, the
+tests). Works against AWS and against the local cloud alike; it knows no application:
+what a message or an item means is the caller's (a predicate, a queue URL).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 
 class Target(Protocol):
-    """Where a scenario runs: the stack Outputs, clients, and a way to let the queue settle."""
+    """Where a scenario runs: the stack's Outputs, clients, and a way to let the mapped
+    queues settle."""
 
     @property
     def outputs(self) -> Mapping[str, str]: ...
@@ -22,7 +24,8 @@ class Target(Protocol):
     def client(self, service: str) -> Any: ...
 
     def settle(self, timeout_s: float) -> None:
-        """Return once JobsQueue holds no message, visible or in flight."""
+        """Return once the queues the event source mappings read hold no message,
+        visible or in flight."""
         ...
 
 
@@ -45,34 +48,6 @@ def log_messages(target: Target, group: str, since_ms: int, pattern: str) -> lis
         if not page.get("nextToken"):
             return messages
         kwargs["nextToken"] = page["nextToken"]
-
-
-def results(
-    target: Target,
-    group: str,
-    since_ms: int,
-    ids: Iterable[str],
-    *,
-    expected: int = 0,
-    timeout_s: float = 60.0,
-) -> list[dict[str, Any]]:
-    """Write decisions about ``ids`` (RESULT lines with a ``decision``; a summary's line
-    has an ``outcome`` instead), waiting (CloudWatch Logs lags on AWS) for ``expected``."""
-    wanted = set(ids)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        lines = []
-        for message in log_messages(target, group, since_ms, '"RESULT"'):
-            try:
-                line = json.loads(message)
-            except json.JSONDecodeError:
-                continue
-            if line.get("message") == "RESULT" and "decision" in line and line.get("id") in wanted:
-                lines.append(line)
-        lines.sort(key=lambda line: str(line.get("timestamp")))
-        if len(lines) >= expected or time.monotonic() >= deadline:
-            return lines
-        time.sleep(1.0)
 
 
 def invocations(
@@ -108,45 +83,6 @@ def invocations(
         time.sleep(1.0)
 
 
-def stored(target: Target, order_id: str) -> dict[str, Any] | None:
-    """The business details of a stored order (consistent read), or ``None``."""
-    item = (
-        target.client("dynamodb")
-        .get_item(
-            TableName=target.outputs["OrdersTableName"],
-            Key={"id": {"S": order_id}},
-            ConsistentRead=True,
-        )
-        .get("Item")
-    )
-    if item is None:
-        return None
-    return {
-        "id": item["id"]["S"],
-        "quantity": int(item["quantity"]["N"]),
-        "total_cents": int(item["total_cents"]["N"]),
-    }
-
-
-def scan_ids(target: Target, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """``{id: (quantity, total_cents)}`` for the stored orders among ``ids`` (a full scan)."""
-    wanted = set(ids)
-    dynamodb = target.client("dynamodb")
-    found: dict[str, tuple[int, int]] = {}
-    kwargs: dict[str, Any] = {
-        "TableName": target.outputs["OrdersTableName"],
-        "ConsistentRead": True,
-    }
-    while True:
-        page = dynamodb.scan(**kwargs)
-        for item in page["Items"]:
-            if item["id"]["S"] in wanted:
-                found[item["id"]["S"]] = (int(item["quantity"]["N"]), int(item["total_cents"]["N"]))
-        if "LastEvaluatedKey" not in page:
-            return found
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
 def queue_depth(target: Target, url: str) -> tuple[int, int]:
     attributes = target.client("sqs").get_queue_attributes(
         QueueUrl=url,
@@ -172,22 +108,21 @@ DLQ_SCAN_LIMIT = 10_000
 """Messages :func:`dead_letters` looks at, at most, in one scan."""
 
 
-def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) -> list[str]:
-    """Bodies in the dead-letter queue whose order id is among ``ids``.
+def dead_letters(
+    target: Target, url: str, wanted: Callable[[str], bool], *, delete: bool = False
+) -> list[str]:
+    """Bodies of the queue at ``url`` (a dead-letter queue) for which ``wanted`` holds.
 
     Every message is looked at once: each one received stays hidden (visibility timeout
     60 s) until the scan ends, so the scan moves through the whole queue instead of
     receiving the same ten again, and then the ones kept are made visible again at once.
-    Bodies of any shape (not JSON, not an object, an ``id`` that is not a string, up to
-    the SQS size limit) are simply not ours and are left untouched.
+    ``wanted`` is given every body as SQS holds it (any text, up to the SQS size limit);
+    the bodies it refuses are left untouched.
 
     Args:
-        ids: the order ids wanted.
         delete: delete the wanted messages instead of putting them back.
     """
-    wanted = set(ids)
     sqs = target.client("sqs")
-    url = target.outputs["JobsDeadLetterQueueUrl"]
     bodies: dict[str, str] = {}  # by MessageId: a message seen twice counts once
     held: list[str] = []  # receipt handles to make visible again
     try:
@@ -199,7 +134,7 @@ def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) ->
             if not messages:
                 break
             for message in messages:
-                if order_id_of(message["Body"]) in wanted:
+                if wanted(message["Body"]):
                     bodies[message["MessageId"]] = message["Body"]
                     if delete:
                         sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
@@ -217,27 +152,18 @@ def dead_letters(target: Target, ids: Iterable[str], *, delete: bool = False) ->
     return list(bodies.values())
 
 
-def order_id_of(body: str) -> str | None:
-    """The order id of a message body, if it is a JSON object with a string ``id``."""
-    try:
-        value = json.loads(body)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    order_id = value.get("id") if isinstance(value, dict) else None
-    return order_id if isinstance(order_id, str) else None
-
-
-def max_receive_count(target: Target) -> int:
+def max_receive_count(target: Target, url: str) -> int:
+    """The ``maxReceiveCount`` of the queue's redrive policy."""
     attributes = target.client("sqs").get_queue_attributes(
-        QueueUrl=target.outputs["JobsQueueUrl"],
-        AttributeNames=["RedrivePolicy", "VisibilityTimeout"],
+        QueueUrl=url, AttributeNames=["RedrivePolicy"]
     )["Attributes"]
     return int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"])
 
 
-def visibility_timeout(target: Target) -> int:
+def visibility_timeout(target: Target, url: str) -> int:
+    """The queue's visibility timeout, in seconds."""
     attributes = target.client("sqs").get_queue_attributes(
-        QueueUrl=target.outputs["JobsQueueUrl"], AttributeNames=["VisibilityTimeout"]
+        QueueUrl=url, AttributeNames=["VisibilityTimeout"]
     )["Attributes"]
     return int(attributes["VisibilityTimeout"])
 
@@ -268,13 +194,12 @@ def task_attempts(history: list[Mapping[str, Any]]) -> list[TaskAttempt]:
     return attempts
 
 
-def start_execution(
-    target: Target, name: str, execution_input: Any, state_machine_arn: str | None = None
-) -> str:
-    """Start an execution under ``name`` of ``state_machine_arn`` (default: the stack's
-    ``OrdersStateMachineArn`` Output); returns its ARN."""
+def start_execution(target: Target, state_machine_arn: str, name: str, execution_input: Any) -> str:
+    """Start an execution of ``state_machine_arn`` under ``name`` (always name one: an
+    execution started again under its name while it runs is the same execution); returns
+    its ARN."""
     arn: str = target.client("stepfunctions").start_execution(
-        stateMachineArn=state_machine_arn or target.outputs["OrdersStateMachineArn"],
+        stateMachineArn=state_machine_arn,
         name=name,
         input=json.dumps(execution_input),
     )["executionArn"]
@@ -311,12 +236,12 @@ def wait_for_execution(
 
 def run_execution(
     target: Target,
+    state_machine_arn: str,
     name: str,
     execution_input: Any,
     timeout_s: float = 120.0,
-    state_machine_arn: str | None = None,
 ) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
     """Start an execution and wait for it (see :func:`start_execution` and
     :func:`wait_for_execution`)."""
-    arn = start_execution(target, name, execution_input, state_machine_arn)
+    arn = start_execution(target, state_machine_arn, name, execution_input)
     return wait_for_execution(target, arn, timeout_s)

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from tests.support.browser import CHROMIUM_FLAGS, chromium
-from tests.support.cloud import make_cloud
+from tests.support.order_guard import make_cloud
 
 __all__ = ["browser", "make_cloud"]
 

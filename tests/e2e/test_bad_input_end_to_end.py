@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from localcloud.account import LocalCloud
-from localcloud.state import max_receive_count, queue_depth, scan_ids
+from localcloud.state import queue_depth
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.reads import max_receive_count, scan_ids
 from tests.support.catalogue import ACCEPTED, INVALID
 
 # SQS refuses an empty message body (MessageBody: minimum length 1), so that case can
@@ -16,7 +17,7 @@ SENDABLE_INVALID = [case for case in INVALID if case.body]
 
 
 def test_invalid_bodies_reach_the_dlq_intact_and_good_neighbours_are_stored() -> None:
-    with LocalCloud(visibility_timeout=1) as cloud:
+    with OrderGuardCloud(visibility_timeout=1) as cloud:
         sqs = cloud.client("sqs")
         queue = cloud.outputs["JobsQueueUrl"]
         for case in SENDABLE_INVALID + ACCEPTED:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.tools import bench
+from order_guard_tools.bench import runner as bench
 
 
 def test_a_small_bench_run_writes_every_figure_and_exact_request_counts(tmp_path: Path) -> None:

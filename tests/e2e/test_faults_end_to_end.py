@@ -15,19 +15,13 @@ from typing import Any
 
 import pytest
 
-from localcloud import faults
 from localcloud.account import LocalCloud
-from localcloud.faults import Fault, Kind
-from localcloud.state import (
-    dead_letters,
-    results,
-    scan_ids,
-    start_execution,
-    task_attempts,
-    wait_for_execution,
-)
+from localcloud.state import start_execution, task_attempts, wait_for_execution
 from order_guard.config import TOTAL_MAX_ATTEMPTS
-from tests.support.cloud import started
+from order_guard_tools import faults
+from order_guard_tools.faults import Fault, Kind
+from order_guard_tools.reads import dead_letters, results, scan_ids
+from tests.support.order_guard import started
 
 QUANTITY = 3
 TOTAL = QUANTITY * 250 + 100
@@ -70,7 +64,10 @@ def test_every_transient_kind_in_either_task_state_is_retried_to_success(
     with faults.injected(*(case[0] for case in WORKFLOW_CASES)):
         arns = {
             fault.order_id: start_execution(
-                cloud, fault.order_id, {"id": fault.order_id, "quantity": QUANTITY}
+                cloud,
+                cloud.outputs["OrdersStateMachineArn"],
+                fault.order_id,
+                {"id": fault.order_id, "quantity": QUANTITY},
             )
             for fault, *_ in WORKFLOW_CASES
         }

@@ -24,11 +24,13 @@ from botocore.exceptions import ClientError
 from localcloud.account import LocalCloud
 from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.lambda_runtime import WorkerFunction, access_key_for, lookup
-from localcloud.project import ROOT
-from localcloud.state import dead_letters, log_messages, queue_depth, scan_ids
-from localcloud.tools import cli
+from localcloud.state import log_messages, queue_depth
+from order_guard_tools import cli
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.project import ROOT, SAMCONFIG_PATH
+from order_guard_tools.reads import dead_letters, scan_ids
 from tests.support.aws import free_port
-from tests.support.cloud import started
+from tests.support.order_guard import started
 
 
 @pytest.fixture
@@ -205,7 +207,7 @@ def test_a_reserved_variable_in_the_template_fails_the_deploy(tmp_path: Any) -> 
     path.write_text(edited)
     with (
         pytest.raises(UnsupportedTemplate, match=r"Variables\.AWS_REGION: AWS_REGION reserved"),
-        LocalCloud(template=load(path)),
+        OrderGuardCloud(template=load(path, samconfig=SAMCONFIG_PATH)),
     ):
         pass
 

@@ -24,10 +24,11 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.labs import EV05, Q05, Lab, provision
-from localcloud.project import ROOT
-from localcloud.tools import cli
-from localcloud.tools.lab_check import ev05_checks, q05_checks, read_state
+from order_guard_tools import cli
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.labs import EV05, Q05, Lab, provision
+from order_guard_tools.labs.check import ev05_checks, q05_checks, read_state
+from order_guard_tools.project import ROOT
 from tests.support.aws import free_port
 
 FIXTURES = ROOT / "tests" / "fixtures" / "labs"
@@ -37,7 +38,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "labs"
 def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
     lab: Lab = request.param
     port = int(os.environ.get("LOCALCLOUD_LAB_PORT") or free_port())
-    cloud = LocalCloud(deploy_stack=False, server_port=port, lab=lab.name)
+    cloud = OrderGuardCloud(template=None, server_port=port, lab=lab.name)
     with cloud:
         provision(lab, cloud.client)
         cloud.remember_resources()

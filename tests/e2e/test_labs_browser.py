@@ -13,8 +13,9 @@ from contextlib import contextmanager
 from playwright.sync_api import Browser, Page, expect
 
 from localcloud.account import LocalCloud
-from localcloud.labs import EV05, Q05, Lab, provision
-from localcloud.project import ROOT
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.labs import EV05, Q05, Lab, provision
+from order_guard_tools.project import ROOT
 from tests.e2e.test_labs import FIXTURES, replay
 from tests.support.aws import free_port
 
@@ -23,7 +24,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 @contextmanager
 def lab_page(browser: Browser, lab: Lab) -> Iterator[tuple[LocalCloud, Page]]:
-    cloud = LocalCloud(deploy_stack=False, server_port=free_port(), lab=lab.name)
+    cloud = OrderGuardCloud(template=None, server_port=free_port(), lab=lab.name)
     with cloud:
         provision(lab, cloud.client)
         cloud.remember_resources()

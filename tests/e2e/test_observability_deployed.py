@@ -15,7 +15,8 @@ import pytest
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import Deployment
 from localcloud.cfn.template import Template
-from localcloud.tools.scenarios import load_event
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.scenarios import load_event
 from tests.support.observability import (
     WORKERS,
     alarms,
@@ -95,7 +96,7 @@ def default_stack() -> Stack:
     """The stack as the default samconfig environment deploys it (AlarmEmail empty),
     after each worker made every decision: accepted, duplicate, conflict and invalid,
     and the summary stage found and not found."""
-    with LocalCloud() as cloud, warnings.catch_warnings():
+    with OrderGuardCloud() as cloud, warnings.catch_warnings():
         # Powertools warns of an invocation without metrics: the summary of no order.
         warnings.filterwarnings("ignore", "No application metrics", UserWarning)
         queue = cloud.deployment.function("QueueWorkerFunction")
@@ -122,7 +123,7 @@ def default_stack() -> Stack:
 @pytest.fixture(scope="module")
 def email_stack() -> Stack:
     """The stack deployed with an AlarmEmail."""
-    with LocalCloud(parameter_overrides={"AlarmEmail": EMAIL}) as cloud:
+    with OrderGuardCloud(parameter_overrides={"AlarmEmail": EMAIL}) as cloud:
         return read_stack(cloud)
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.sqs.redrive import move_messages
-from localcloud.state import queue_depth, stored
+from localcloud.state import queue_depth
+from order_guard_tools.reads import stored
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.state import run_execution
-from tests.support.cloud import started
+from order_guard_tools.reads import run_execution
+from tests.support.order_guard import started
 from tests.support.paths import FIXTURES
 from tests.support.sam import deploy, outputs, sam
 

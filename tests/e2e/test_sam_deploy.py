@@ -23,8 +23,8 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.lambda_runtime import WorkerFunction
-from localcloud.project import ROOT
-from tests.support.cloud import started
+from order_guard_tools.project import ROOT
+from tests.support.order_guard import started
 from tests.support.sam import deploy, outputs, sam
 
 
@@ -288,7 +288,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
     # When verify runs the seed scenarios against its Outputs
     assert server.endpoint_url is not None
     verified = subprocess.run(  # noqa: S603 - this project's own CLI
-        [sys.executable, "-m", "localcloud", "verify", "--endpoint-url", server.endpoint_url]
+        [sys.executable, "-m", "order_guard_tools", "verify", "--endpoint-url", server.endpoint_url]
         + ["--stack-name", "og-cycle"],
         cwd=ROOT,
         capture_output=True,

@@ -19,8 +19,8 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.lambda_runtime import InProcessFunction, Invocation
-from localcloud.project import ROOT
-from tests.support.cloud import started
+from order_guard_tools.project import ROOT
+from tests.support.order_guard import started
 from tests.support.sam_cli import container_environment
 
 ENV_VARS_FILE = ROOT / "env-vars.local.json"

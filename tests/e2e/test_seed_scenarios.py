@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.account import LocalCloud
 from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.cfn.template import Template, load
-from localcloud.state import run_execution, task_attempts
-from localcloud.state import stored as state_stored
-from localcloud.tools import cli
-from localcloud.tools.scenarios import Report, load_event, queue_scenario, workflow_scenario
+from localcloud.state import task_attempts
+from order_guard_tools import cli
+from order_guard_tools.cloud import OrderGuardCloud, order_guard_template
+from order_guard_tools.project import SAMCONFIG_PATH
+from order_guard_tools.reads import run_execution
+from order_guard_tools.reads import stored as state_stored
+from order_guard_tools.scenarios import Report, load_event, queue_scenario, workflow_scenario
 from tests.support.paths import ROOT
 
 
@@ -23,14 +25,14 @@ def failed(report: Report) -> list[str]:
 
 
 def test_seed_queue_scenario() -> None:
-    with LocalCloud(visibility_timeout=1) as fresh:
+    with OrderGuardCloud(visibility_timeout=1) as fresh:
         report = queue_scenario(fresh)
     assert failed(report) == []
     assert len(report.checks) >= 14
 
 
 def test_seed_workflow_scenario() -> None:
-    with LocalCloud() as fresh:
+    with OrderGuardCloud() as fresh:
         report = workflow_scenario(fresh)
     assert failed(report) == []
     decisions = [row.decision for step in report.steps for row in step.rows]
@@ -108,7 +110,7 @@ def test_a_command_playing_the_seed_workflow_refuses_parameters_without_fault_mo
 
 
 def test_samconfig_prod_parameters_reach_the_functions() -> None:
-    with LocalCloud(config_env="prod") as prod:
+    with OrderGuardCloud(config_env="prod") as prod:
         worker = prod.deployment.function("WorkflowWorkerFunction")
         assert worker.environment["FAULT_MODES_ENABLED"] == "false"
 
@@ -118,7 +120,7 @@ def _template_with(tmp_path: Path, edit: str, replacement: str) -> Template:
     assert edit in text
     path = tmp_path / "template.yaml"
     path.write_text(text.replace(edit, replacement, 1))
-    return load(path)
+    return load(path, samconfig=SAMCONFIG_PATH)
 
 
 def test_an_unsupported_property_fails_naming_resource_and_property(tmp_path: Path) -> None:
@@ -129,7 +131,7 @@ def test_an_unsupported_property_fails_naming_resource_and_property(tmp_path: Pa
     )
     with (
         pytest.raises(UnsupportedTemplate, match=r"JobsQueue\.FifoQueue"),
-        LocalCloud(template=template),
+        OrderGuardCloud(template=template),
     ):
         pass
 
@@ -142,17 +144,17 @@ def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) 
     )
     with (
         pytest.raises(UnsupportedTemplate, match=r"AssetsBucket\.Type: AWS::S3::Bucket"),
-        LocalCloud(template=template),
+        OrderGuardCloud(template=template),
     ):
         pass
 
 
 def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
-    with LocalCloud() as first:
+    with OrderGuardCloud() as first:
         first_module = first.deployment.function("QueueWorkerFunction")
         first_module.invoke(load_event("sqs-first-order"))
         module_a = first_module.module_globals
-    with LocalCloud() as second:
+    with OrderGuardCloud() as second:
         worker = second.deployment.function("QueueWorkerFunction")
         worker.invoke(load_event("sqs-first-order"))
         assert worker.module_globals is not module_a
@@ -175,11 +177,11 @@ def test_parameter_values_sam_deploy_would_reject_fail_locally_too(
     override: str, message: str
 ) -> None:
     with pytest.raises(UnsupportedTemplate, match=message):
-        load(parameter_overrides=override)
+        order_guard_template(parameter_overrides=override)
 
 
 def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:
-    with LocalCloud() as cloud:
+    with OrderGuardCloud() as cloud:
         (alarm,) = cloud.client("cloudwatch").describe_alarms(
             AlarmNames=[cloud.outputs["JobsDeadLetterQueueAlarmName"]]
         )["MetricAlarms"]
@@ -192,9 +194,10 @@ def test_the_dead_letter_queue_alarm_watches_the_dlq() -> None:
 def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
     """Every invocation outlives a 0 s timeout: 1 attempt + 2 retries, then the execution
     fails with the timeout's name (the retrier waits 2 s, then 4 s)."""
-    from localcloud.state import run_execution, task_attempts
+    from localcloud.state import task_attempts
+    from order_guard_tools.reads import run_execution
 
-    with LocalCloud() as cloud:
+    with OrderGuardCloud() as cloud:
         cloud.deployment.function("WorkflowWorkerFunction").timeout_s = 0
         described, history = run_execution(
             cloud, "timeout-order", {"id": "timeout-order", "quantity": 2}
@@ -207,7 +210,7 @@ def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
 def test_with_the_attempts_table_gone_orders_are_still_stored_by_the_workflow() -> None:
     """Issue 18, finding 3: every execution failed after its retries and no order was
     stored, while the queue path stored the same orders."""
-    with LocalCloud() as cloud:
+    with OrderGuardCloud() as cloud:
         cloud.client("dynamodb").delete_table(TableName=cloud.outputs["AttemptsTableName"])
 
         normal, _ = run_execution(cloud, "no-counter", {"id": "no-counter", "quantity": 2})

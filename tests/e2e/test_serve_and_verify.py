@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.tools.scenarios import Report
-from localcloud.tools.verify import StackTarget, verify
+from order_guard_tools.scenarios import Report
+from order_guard_tools.verify import StackTarget, verify
 from tests.support.aws import free_port
-from tests.support.cloud import started
+from tests.support.order_guard import started
 
 
 def failed(report: Report) -> list[str]:
@@ -87,7 +87,7 @@ def test_verify_passes_and_cleans_up_only_its_own_among_fifty_unrelated_dead_let
 def test_invoke_reaches_the_functions_of_a_running_server(
     server: LocalCloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from localcloud.tools import cli
+    from order_guard_tools import cli
 
     status = cli.main(
         [
@@ -117,7 +117,7 @@ def test_serve_prints_its_parameters_and_resources_and_stops_cleanly_on_sigint()
         [
             sys.executable,
             "-m",
-            "localcloud",
+            "order_guard_tools",
             "serve",
             "--port",
             str(port),

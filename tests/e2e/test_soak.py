@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from localcloud.account import LocalCloud
-from localcloud.tools import soak
-from localcloud.tools.scenarios import Report
+from order_guard_tools import soak
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.scenarios import Report
 
 
 def _failed(report: Report) -> list[str]:
@@ -17,7 +17,7 @@ def _failed(report: Report) -> list[str]:
 
 
 def test_every_message_of_a_small_soak_is_accounted_for() -> None:
-    with LocalCloud(visibility_timeout=1) as cloud:
+    with OrderGuardCloud(visibility_timeout=1) as cloud:
         report, figures = soak.run(cloud, messages=300, seed=11)
     assert _failed(report) == []
     assert figures["messages sent"] == 300
@@ -29,7 +29,7 @@ def test_every_message_of_a_small_soak_is_accounted_for() -> None:
 @pytest.mark.soak
 def test_every_message_of_a_full_soak_is_accounted_for() -> None:
     messages = int(os.environ.get("SOAK_MESSAGES", "5000"))
-    with LocalCloud(visibility_timeout=1) as cloud:
+    with OrderGuardCloud(visibility_timeout=1) as cloud:
         report, figures = soak.run(cloud, messages=messages, seed=7)
     assert _failed(report) == []
     assert figures["messages sent"] == messages

@@ -16,9 +16,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from localcloud.account import LocalCloud
-from localcloud.project import ROOT
-from localcloud.state import run_execution
-from tests.support.cloud import started
+from order_guard_tools.project import ROOT
+from order_guard_tools.reads import run_execution
+from tests.support.order_guard import started
 
 ARTIFACTS = ROOT / "test-artifacts"
 

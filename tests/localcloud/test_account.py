@@ -10,20 +10,14 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.template import load
-from localcloud.tools.scenarios import Report, load_event
-from tests.support.cloud import started
-from tests.support.paths import ROOT
+from tests.support.cloud import app_template, started
+from tests.support.paths import EVENTS, ROOT
 
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
     with started(visibility_timeout=1) as running:
         yield running
-
-
-def failed(report: Report) -> list[str]:
-    return [f"{c.label}: {c.detail}" for c in report.checks if not c.ok]
 
 
 # --- the moto hook -----------------------------------------------------------------
@@ -34,7 +28,8 @@ def test_state_machine_tasks_reach_the_real_handler(cloud: LocalCloud) -> None:
     get moto's echo instead of the worker's priced result."""
     from localcloud.state import run_execution
 
-    described, _ = run_execution(cloud, "hook-probe", {"id": "hook-probe", "quantity": 2})
+    machine = cloud.outputs["OrdersStateMachineArn"]
+    described, _ = run_execution(cloud, machine, "hook-probe", {"id": "hook-probe", "quantity": 2})
     assert json.loads(described["output"]) == {
         "id": "hook-probe",
         "total_cents": 600,
@@ -134,7 +129,7 @@ def test_the_stack_outputs_are_published_for_describe_stacks(cloud: LocalCloud) 
 
 
 def test_globals_merge_like_sam() -> None:
-    properties = function_properties(load(), "QueueWorkerFunction")
+    properties = function_properties(app_template(), "QueueWorkerFunction")
     assert properties["Runtime"] == "python3.13"
     assert set(properties["Environment"]["Variables"]) >= {
         "ORDERS_TABLE_NAME",
@@ -164,7 +159,7 @@ def test_each_function_sees_only_its_own_environment(cloud: LocalCloud) -> None:
     queue = cloud.deployment.function("QueueWorkerFunction")
     assert "ATTEMPTS_TABLE_NAME" not in queue.environment
     before = dict(os.environ)
-    queue.invoke(load_event("sqs-first-order"))
+    queue.invoke(json.loads((EVENTS / "sqs-first-order.json").read_text()))
     assert dict(os.environ) == before
 
 

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import deploy
 from localcloud.cfn.template import from_body
-from localcloud.project import ROOT
+from tests.support.paths import ROOT
 
 BASIC = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
 EXECUTE = "arn:aws:iam::aws:policy/AWSLambdaExecute"

@@ -11,7 +11,7 @@ import pytest
 
 from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
 from localcloud.cfn.intrinsics import evaluate_conditions, resolve
-from localcloud.cfn.template import load
+from tests.support.cloud import app_template
 
 
 @pytest.mark.parametrize(
@@ -28,11 +28,11 @@ def test_observability_parameters_are_checked_as_cloudformation_checks_them(
     """AllowedPattern must match the whole value (CloudFormation's rule), MinValue as
     for every Number parameter."""
     with pytest.raises(UnsupportedTemplate, match=message):
-        load(parameter_overrides=override)
+        app_template(parameter_overrides=override)
 
 
 def test_the_alarm_topic_exists_only_with_an_alarm_email() -> None:
-    template = load()
+    template = app_template()
     conditional = {"AlarmTopic", "AlarmTopicKey", "AlarmEmailSubscription"}
     assert template.parameters["AlarmEmail"] == ""
     assert template.conditions == {"HasAlarmEmail": False}
@@ -40,7 +40,7 @@ def test_the_alarm_topic_exists_only_with_an_alarm_email() -> None:
     assert not conditional & set(template.resources)
     assert "AlarmTopicArn" in template.declared_outputs
     assert "AlarmTopicArn" not in template.outputs
-    with_email = load(parameter_overrides="AlarmEmail=oncall@example.com")
+    with_email = app_template(parameter_overrides="AlarmEmail=oncall@example.com")
     assert with_email.conditions == {"HasAlarmEmail": True}
     assert conditional <= set(with_email.resources)
     assert "AlarmTopicArn" in with_email.outputs

@@ -13,9 +13,10 @@ import pytest
 from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.cfn.parameters import samconfig_parameter_overrides
 from localcloud.cfn.template import load
-from localcloud.project import ROOT
+from tests.support.paths import ROOT
 from tests.support.sam_cli import deploy_parameter_overrides
 
+TEMPLATE = ROOT / "template.yaml"
 HEADER = 'version = 0.1\n[default.global.parameters]\nstack_name = "variant"\n'
 
 # (label, samconfig.toml after the header, extra files)
@@ -106,7 +107,7 @@ def test_the_repositorys_own_samconfig_resolves_as_sam_deploy_does() -> None:
     for env in ("default", "prod"):
         expected = deploy_parameter_overrides(ROOT, "--config-env", env)
         assert samconfig_parameter_overrides(ROOT / "samconfig.toml", env, ["deploy"]) == expected
-        parameters = load(config_env=env).parameters
+        parameters = load(TEMPLATE, config_env=env).parameters
         assert {name: parameters[name] for name in expected} == expected
 
 
@@ -121,7 +122,7 @@ def test_an_unknown_config_env_is_refused_naming_the_ones_there_are() -> None:
     with pytest.raises(
         UnsupportedTemplate, match=r"\[staging\]: no such environment.*default, prod"
     ):
-        load(config_env="staging")
+        load(TEMPLATE, config_env="staging")
 
 
 def test_an_override_sam_cli_cannot_parse_is_refused_with_its_message(tmp_path: Path) -> None:
@@ -152,7 +153,7 @@ def test_a_malformed_samconfig_is_one_line_naming_the_file_the_line_and_the_faul
     path.write_text(text)
 
     with pytest.raises(UnsupportedTemplate) as raised:
-        load(samconfig=path)
+        load(TEMPLATE, samconfig=path)
 
     message = str(raised.value)
     assert message.startswith("samconfig.toml: ")

@@ -215,9 +215,7 @@ def test_the_live_view_works_on_its_own_origin(browser: Browser, server: LocalCl
         )
         orders = page.locator(f'table[data-table="{server.outputs["OrdersTableName"]}"]')
         expect(orders).to_contain_text("seen-live", timeout=15_000)
-        expect(page.locator('tr.decision[data-decision="accepted"]').first).to_contain_text(
-            "seen-live"
-        )
+        expect(page.locator('tr.write[data-key="seen-live"]').first).to_contain_text("Accepted")
     finally:
         page.close()
 

@@ -1,22 +1,18 @@
-"""The live view and `status`: what they show, read through the page's own routes."""
+"""The live view: what it shows of the account, read through the page's own routes, and
+the sections a project adds to it (``ViewPart``)."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
-from localcloud.account import LocalCloud
-from localcloud.account.view import view_reader
-from localcloud.server.view import create_app, short
-from localcloud.state import TABLE_PAGE_ITEMS
-from localcloud.state.history import decision_of
-from localcloud.tools.report import render_status
+from localcloud.account import Extension, LocalCloud
+from localcloud.server.view import ViewPart, short
 
 
 @pytest.fixture
@@ -32,7 +28,7 @@ def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
 
 
 def get(cloud: LocalCloud, path: str) -> str:
-    client = create_app(cloud.view_data).test_client()
+    client = cloud.view_app().test_client()
     response = client.get(path)
     assert response.status_code == 200
     return response.get_data(as_text=True)
@@ -54,25 +50,6 @@ def _rows(after_opening_tag: str) -> list[str]:
         " ".join(re.sub(r"<[^>]+>", " ", row).split())
         for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)[1:]
     ]
-
-
-def test_decisions_show_newest_first_with_their_word_items_and_source(cloud: LocalCloud) -> None:
-    send(cloud, {"id": "view-order", "quantity": 4})
-    cloud.drain(timeout_s=30)
-    send(cloud, {"id": "view-order", "quantity": 4})
-    cloud.drain(timeout_s=30)
-
-    html = get(cloud, "/sections")
-
-    duplicate, accepted = rows(html, "decisions")
-    assert "view-order" in duplicate
-    assert "duplicate" in duplicate
-    assert duplicate.count("qty 4, 1100¢") == 2  # before and after: unchanged
-    assert "ConditionalCheckFailedException" in duplicate
-    assert "attribute_not_exists(id)" in accepted
-    assert re.search(r"accepted — qty 4, 1100¢$", accepted)
-    assert "receive 1" in accepted
-    assert '<span class="badge duplicate">duplicate</span>' in html  # colour and word
 
 
 def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> None:
@@ -101,7 +78,7 @@ def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> N
     assert f'title="{cloud.outputs["WorkflowWorkerFunctionName"]}"' in html  # whole name on hover
 
 
-def test_deleted_resources_show_as_gone_and_the_decisions_stay(cloud: LocalCloud) -> None:
+def test_deleted_resources_show_as_gone_and_their_writes_stay(cloud: LocalCloud) -> None:
     send(cloud, {"id": "kept-order", "quantity": 3})
     cloud.drain(timeout_s=30)
     cloud.client("sqs").delete_queue(QueueUrl=cloud.outputs["JobsQueueUrl"])
@@ -115,168 +92,52 @@ def test_deleted_resources_show_as_gone_and_the_decisions_stay(cloud: LocalCloud
     assert gone.endswith("gone (deleted)")
     orders = cloud.outputs["OrdersTableName"]
     assert f'{short(orders, 40)}</span> <span class="gone">gone (deleted)</span>' in html
-    (decision,) = rows(html, "decisions")
-    assert "kept-order" in decision
-    assert "accepted" in decision
-
-
-def test_long_ids_are_shortened_with_the_whole_id_on_hover(cloud: LocalCloud) -> None:
-    long_id = "a-very-long-order-identifier-that-would-not-fit"
-    send(cloud, {"id": long_id, "quantity": 1})
-    cloud.drain(timeout_s=30)
-
-    html = get(cloud, "/sections")
-
-    assert f'<span class="id" title="{long_id}">{short(long_id, 20)}</span>' in html
-    assert short(long_id, 20).endswith("…")
+    (write,) = [r for r in rows(html, "writes") if "kept-order" in r]
+    assert "PutItem" in write
+    assert "Accepted" in write
 
 
 def test_the_page_loads_htmx_and_refreshes_its_sections_every_second(cloud: LocalCloud) -> None:
     html = get(cloud, "/")
     assert 'hx-get="/sections" hx-trigger="every 1s"' in html
     assert '<script src="/htmx.min.js"></script>' in html
-    client = create_app(cloud.view_data).test_client()
+    client = cloud.view_app().test_client()
     assert client.get("/htmx.min.js").status_code == 200
 
 
-def test_status_prints_the_same_tables_once(
-    cloud: LocalCloud, capsys: pytest.CaptureFixture[str]
+def test_a_projects_section_is_shown_with_its_data_and_filter_escaped(
+    make_cloud: Callable[..., LocalCloud], tmp_path: Path
 ) -> None:
-    send(cloud, {"id": "status-order", "quantity": 2}, {"id": "status-order", "quantity": 5})
-    cloud.drain(timeout_s=60)
-    state = json.loads(get(cloud, "/state.json"))
+    """The extension interface: a section from a folder of the project's, the data it
+    reads (merged over the account's, its ``pages`` beside the account's), and a filter
+    of its own; what it shows goes through Jinja's autoescaping."""
+    (tmp_path / "notes.html").write_text(
+        '<h2>Notes</h2><p id="note">{{ note | shout }}</p><p id="pages">{{ pages | list }}</p>'
+    )
+    extension = Extension(
+        view=ViewPart(tmp_path, ("notes.html",), {"shout": lambda text: f"{text}!"}),
+        read=lambda args: {"note": f"<b>{args.get('n', 'x')}</b>", "pages": {"notes": {}}},
+    )
+    cloud = make_cloud(template=None, extensions=[extension])
 
-    render_status(Console(width=200), state)
+    html = get(cloud, "/sections?n=hi")
 
-    out = capsys.readouterr().out
-    orders = f"Table {cloud.outputs['OrdersTableName']}"
-    for heading in ("Queues", "Event source mappings", "Write decisions", orders):
-        assert heading in out
-    assert out.count("conflict") == 5  # listed on each of the maxReceiveCount receives
-    assert "accepted" in out
-
-
-class CountingTarget:
-    """A target whose DynamoDB client counts the items its reads return."""
-
-    def __init__(self, cloud: LocalCloud) -> None:
-        self.cloud = cloud
-        self.items_read = 0
-
-    @property
-    def outputs(self) -> dict[str, str]:
-        return self.cloud.outputs
-
-    def settle(self, timeout_s: float) -> None:
-        self.cloud.settle(timeout_s)
-
-    def client(self, service: str) -> Any:
-        client = self.cloud.client(service)
-        if service != "dynamodb":
-            return client
-        target = self
-
-        class Counting:
-            def __getattr__(self, name: str) -> Any:
-                method = getattr(client, name)
-                if name not in ("scan", "query", "get_item", "batch_get_item"):
-                    return method
-
-                def counted(**kwargs: Any) -> Any:
-                    response = method(**kwargs)
-                    target.items_read += len(response.get("Items", [])) + ("Item" in response)
-                    return response
-
-                return counted
-
-        return Counting()
-
-
-def fill(cloud: LocalCloud, orders: int, first: int = 0) -> None:
-    """``orders`` stored orders with 2 KB ids, and as many write decisions in the history."""
-    dynamodb = cloud.client("dynamodb")
-    ids = [f"{n:06d}-" + "x" * 2041 for n in range(first, first + orders)]
-    for start in range(0, len(ids), 25):
-        dynamodb.batch_write_item(
-            RequestItems={
-                cloud.outputs["OrdersTableName"]: [
-                    {
-                        "PutRequest": {
-                            "Item": {
-                                "id": {"S": order_id},
-                                "quantity": {"N": "4"},
-                                "total_cents": {"N": "1100"},
-                            }
-                        }
-                    }
-                    for order_id in ids[start : start + 25]
-                ]
-            }
-        )
-    for order_id in ids:
-        line = {"message": "RESULT", "decision": "accepted", "id": order_id, "quantity": 4}
-        cloud.history.decisions.append(decision_of(line, 0.0))
-
-
-def refresh(cloud: LocalCloud, path: str) -> tuple[int, int]:
-    """(items read from DynamoDB, bytes sent) for one request of the view."""
-    target = CountingTarget(cloud)
-    response = create_app(view_reader(target, cloud.history, "order-guard")).test_client().get(path)
-    assert response.status_code == 200
-    return target.items_read, len(response.get_data())
-
-
-def test_a_refresh_reads_and_sends_the_same_bounded_amount_whatever_the_table_size(
-    cloud: LocalCloud,
-) -> None:
-    fill(cloud, 200)
-    small = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
-    fill(cloud, 1800, first=200)  # 2,000 orders of 2 KB and 2,000 decisions in all
-    large = {path: refresh(cloud, path) for path in ("/sections", "/state.json")}
-
-    for path in small:
-        items_small, bytes_small = small[path]
-        items_large, bytes_large = large[path]
-        assert items_large == items_small <= 2 * TABLE_PAGE_ITEMS  # a page per table, at most
-        assert bytes_large <= bytes_small * 1.02
-    assert large["/sections"][1] < 150_000  # not the 4 MB of ids the table holds
-    html = get(cloud, "/sections")
-    assert "2000 in all, page 1 of 40" in html
-    assert "2000 item(s); 25 shown" in html
-
-
-def test_older_decisions_are_on_later_pages_newest_first(cloud: LocalCloud) -> None:
-    for n in range(60):
-        line = {"message": "RESULT", "decision": "accepted", "id": f"order-{n:02d}", "quantity": 1}
-        cloud.history.decisions.append(decision_of(line, float(n)))
-
-    first = json.loads(get(cloud, "/state.json"))
-    second = json.loads(get(cloud, "/state.json?decisions=2"))
-
-    assert [d["order_id"] for d in first["decisions"]][:2] == ["order-59", "order-58"]
-    assert [d["order_id"] for d in second["decisions"]] == [
-        f"order-{n:02d}" for n in range(9, -1, -1)
+    assert '<p id="note">&lt;b&gt;hi&lt;/b&gt;!</p>' in html
+    assert sorted(json.loads(get(cloud, "/state.json"))["pages"]) == [
+        "invocations",
+        "notes",
+        "writes",
     ]
-    assert second["pages"]["decisions"] == {"page": 2, "count": 2, "total": 60}
-    assert '<a href="?decisions=2">older</a>' in get(cloud, "/sections")
+    assert html.index("Notes") < html.index("Writes to DynamoDB")
 
 
-HOSTILE_ID = "\x1b[2J\x1b[H\rRESULT queue accepted fake\u202eredro\x9b31m\u2028"
+def test_a_section_may_not_take_a_name_the_view_has(tmp_path: Path) -> None:
+    from localcloud.server.view import create_app
 
-
-def test_status_prints_a_stored_id_with_its_control_characters_escaped(cloud: LocalCloud) -> None:
-    send(cloud, {"id": HOSTILE_ID, "quantity": 2})
-    cloud.drain(timeout_s=30)
-    state = json.loads(get(cloud, "/state.json"))
-    out = io.StringIO()
-
-    render_status(Console(file=out, width=400, color_system=None), state)
-
-    printed = out.getvalue()
-    assert HOSTILE_ID not in printed
-    for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
-        assert raw not in printed
-    assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed
+    with pytest.raises(ValueError, match="already has a filter named short"):
+        create_app(lambda args: {}, [ViewPart(tmp_path, (), {"short": str})])
+    with pytest.raises(ValueError, match="already has a template named sections.html"):
+        create_app(lambda args: {}, [ViewPart(tmp_path, ("sections.html",))])
 
 
 def test_executions_started_without_a_name_get_one_and_the_view_stays_up(

@@ -1,25 +1,53 @@
-"""Starting a local cloud for a test: in-process, or as a server on a free loopback port;
-and the fixtures the local cloud's and the end-to-end tests share (their conftest files
-import them)."""
+"""Starting a local cloud for the local cloud's own tests: in-process, or as a server on a
+free loopback port, with this repository's ``template.yaml`` deployed unless told
+otherwise (a SAM application of the kind the local cloud runs, used here as its input);
+and the fixtures the local cloud's tests share (their conftest imports them)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from localcloud import patches
 from localcloud.account import LocalCloud
+from localcloud.cfn.template import Template, load
 from tests.support.aws import free_port
+from tests.support.paths import ROOT
+
+STACK_NAME = "order-guard"
+"""The stack the repository's template is deployed as (samconfig's default)."""
+
+
+def app_template(
+    config_env: str = "default",
+    parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
+) -> Template:
+    """The repository's ``template.yaml``, its parameters as ``sam deploy --config-env
+    <config_env>`` resolves them."""
+    return load(
+        ROOT / "template.yaml", config_env=config_env, parameter_overrides=parameter_overrides
+    )
 
 
 @contextlib.contextmanager
-def started(*, server: bool = False, **options: Any) -> Iterator[LocalCloud]:
+def started(
+    *,
+    server: bool = False,
+    config_env: str = "default",
+    parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
+    **options: Any,
+) -> Iterator[LocalCloud]:
     """A running :class:`LocalCloud` with ``options`` (its keyword arguments:
-    ``visibility_timeout``, ``template``, ``parameter_overrides`` …), stopped on exit;
-    ``server=True`` serves it on a free port of 127.0.0.1."""
+    ``visibility_timeout``, ``template`` …; ``template`` defaults to :func:`app_template`
+    of ``config_env`` and ``parameter_overrides``, ``template=None`` is an empty account),
+    stopped on exit; ``server=True`` serves it on a free port of 127.0.0.1."""
+    if "template" not in options:
+        options["template"] = app_template(config_env, parameter_overrides)
+    if options["template"] is not None:
+        options.setdefault("stack_name", STACK_NAME)
     with LocalCloud(server_port=free_port() if server else None, **options) as running:
         yield running
 

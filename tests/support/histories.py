@@ -42,10 +42,12 @@ from hypothesis.stateful import (
     rule,
 )
 
-from localcloud import faults, lambda_runtime
+from localcloud import lambda_runtime
 from localcloud.account import LocalCloud
-from localcloud.faults import Fault, Kind
 from order_guard.config import TOTAL_MAX_ATTEMPTS
+from order_guard_tools import faults
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.faults import Fault, Kind
 
 HISTORIES = int(os.environ.get("ORDER_GUARD_HISTORIES", "25"))
 STEPS = int(os.environ.get("ORDER_GUARD_STEPS", "30"))
@@ -165,7 +167,7 @@ def history_cloud() -> Iterator[LocalCloud]:
     """The local cloud the state machine runs on (one per test module: the fixture
     ``cloud`` of tests/proofs/conftest.py)."""
     global CLOUD
-    with LocalCloud(visibility_timeout=600) as running:
+    with OrderGuardCloud(visibility_timeout=600) as running:
         CLOUD = running
         try:
             yield running

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from localcloud.account import LocalCloud
-from localcloud.project import ROOT
+from tests.support.paths import ROOT
 
 BIN = Path(sys.executable).parent
 SAM = BIN / "sam"

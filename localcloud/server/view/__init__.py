@@ -1,4 +1,4 @@
-"""The live view of the local cloud: the seed labs' "AWS View", served by ``make serve``.
+"""The live view of the local cloud: an "AWS View" of the account, served beside its APIs.
 
 A Flask app (Flask is what moto's server already runs on) mounted on the local server at
 ``/_localcloud/``, next to the AWS APIs (an S3 bucket name cannot start with ``_``, so
@@ -10,30 +10,40 @@ would be, needs no connection kept per browser tab, and recovers by itself when 
 server restarts.
 
 Routes: ``/`` the page, ``/sections`` the part that refreshes, ``/state.json`` the same
-data for ``python -m localcloud status``, ``/htmx.min.js`` the library. All are ``GET``
-and read-only; the server's guard (:mod:`localcloud.server.guard`) refuses every other method,
+data for a ``status`` command, ``/htmx.min.js`` the library. All are ``GET`` and
+read-only; the server's guard (:mod:`localcloud.server.guard`) refuses every other method,
 foreign origins and framing.
 
 Every refresh reads and sends a bounded amount, whatever the account holds: one page of
-write decisions and invocations (:data:`~localcloud.state.history.PAGE_SIZE`, newest first,
-``?decisions=N`` / ``?invocations=N`` for older pages), one page of each table (one
-``Scan`` with ``Limit``; ``?after.TABLE=ID`` for the next) with
-its item count, the newest executions; and long strings are cut, on the page and in the
-hover text alike (:func:`short`, :func:`hover`).
+writes and invocations (:data:`~localcloud.state.history.PAGE_SIZE`, newest first,
+``?writes=N`` / ``?invocations=N`` for older pages), one page of each table (one ``Scan``
+with ``Limit``; ``?after.TABLE=KEY`` for the next) with its item count, the newest
+executions; and long strings are cut, on the page and in the hover text alike
+(:func:`short`, :func:`hover`).
+
+A project adds sections of its own (:class:`ViewPart`: Jinja templates in a folder of its
+own, shown before the account's writes, with the filters they use); what they show comes
+with the page's data (the reader). Everything on the page goes through Jinja's
+autoescaping, the project's sections included.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import jinja2
 from flask import Flask, Response, abort, jsonify, render_template, request, send_file
 
-from localcloud.project import HTMX
-
-PATH = "/_localcloud"
+PATH: Final = "/_localcloud"
+ROOT: Final = Path(__file__).resolve().parents[3]
+"""The folder the local cloud lies in; ``npm ci`` installs the view's library there."""
+HTMX: Final = ROOT / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
+"""The view's one library, where ``npm ci`` installs it beside the local cloud
+(``package-lock.json`` pins it)."""
 
 
 Reader = Callable[[Mapping[str, str]], Mapping[str, Any]]
@@ -42,24 +52,64 @@ and lists): the account's state as :mod:`localcloud.state` reads it, given by wh
 mounts the view (:mod:`localcloud.account`)."""
 
 
-def create_app(read: Reader) -> Flask:
-    """The view's WSGI app (mounted at :data:`PATH`), showing what ``read`` returns."""
+@dataclass(frozen=True)
+class ViewPart:
+    """Sections a project adds to the page, before the account's writes.
+
+    Args:
+        templates: the folder of the sections' Jinja templates.
+        sections: the templates to include, in order (names in ``templates``); each sees
+            the page's data and the view's filters (``short``, ``hover``, ``clock``) and
+            macro (``pager(name, info)``).
+        filters: the Jinja filters the sections use besides the view's, by name.
+    """
+
+    templates: Path
+    sections: tuple[str, ...]
+    filters: Mapping[str, Callable[..., str]] = field(default_factory=dict)
+
+
+def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
+    """The view's WSGI app (mounted at :data:`PATH`), showing what ``read`` returns, with
+    the sections of ``parts``.
+
+    Raises:
+        ValueError: two parts give the same template or filter name, or a filter the view
+            already has.
+    """
     app = Flask(__name__, template_folder=str(Path(__file__).parent / "templates"))
-    app.jinja_env.filters["short"] = short
-    app.jinja_env.filters["hover"] = hover
-    app.jinja_env.filters["item"] = item
-    app.jinja_env.filters["clock"] = clock
+    filters: dict[str, Callable[..., str]] = {
+        "short": short,
+        "hover": hover,
+        "clock": clock,
+    }
+    extra_sections: list[str] = []
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(app.template_folder or "")]
+    for part in parts:
+        for name, function in part.filters.items():
+            if name in filters:
+                raise ValueError(f"the live view already has a filter named {name}")
+            filters[name] = function
+        for section in part.sections:
+            if section in extra_sections or section in ("page.html", "sections.html"):
+                raise ValueError(f"the live view already has a template named {section}")
+            extra_sections.append(section)
+        loaders.append(jinja2.FileSystemLoader(str(part.templates)))
+    app.jinja_loader = jinja2.ChoiceLoader(loaders)
+    app.jinja_env.filters.update(filters)
 
     def data() -> dict[str, Any]:
         return dict(read(request.args))
 
     @app.get("/")
     def page() -> str:
-        return render_template("page.html", htmx=HTMX.is_file(), **data())
+        return render_template(
+            "page.html", htmx=HTMX.is_file(), extra_sections=extra_sections, **data()
+        )
 
     @app.get("/sections")
     def sections() -> str:
-        return render_template("sections.html", **data())
+        return render_template("sections.html", extra_sections=extra_sections, **data())
 
     @app.get("/state.json")
     def state() -> Response:
@@ -82,20 +132,13 @@ def short(value: Any, keep: int = 14) -> str:
 
 
 HOVER_LIMIT = 256
-"""Characters of a string the page keeps in hover text (an order id may be 2048 bytes)."""
+"""Characters of a string the page keeps in hover text (a DynamoDB key may be 2048 bytes)."""
 
 
 def hover(value: Any) -> str:
     """The hover text of a shortened id: the whole id up to :data:`HOVER_LIMIT`
     characters, so a page of long ids stays small."""
     return short(value, HOVER_LIMIT)
-
-
-def item(value: Any) -> str:
-    """An order item's business details as ``qty 4, 1100¢`` (``—`` for none)."""
-    if not isinstance(value, dict):
-        return "—"
-    return f"qty {value.get('quantity')}, {value.get('total_cents')}¢"
 
 
 def clock(epoch_s: Any) -> str:

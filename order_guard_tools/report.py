@@ -11,7 +11,7 @@ from rich.table import Table
 
 from localcloud.cfn.template import Template
 from localcloud.text import plain
-from localcloud.tools.scenarios import Report, Step, StepListener
+from order_guard_tools.scenarios import Report, Step, StepListener
 
 _STYLE = {
     "accepted": "green",

@@ -14,7 +14,7 @@ import boto3
 
 from localcloud.account import FAKE_CREDENTIALS
 from localcloud.state import queue_depth
-from localcloud.tools.scenarios import (
+from order_guard_tools.scenarios import (
     Report,
     StepListener,
     cleanup,

@@ -26,11 +26,11 @@ import requests
 
 from localcloud.account import LocalCloud
 from localcloud.lambda_runtime import InProcessFunction, Invocation, register
-from localcloud.project import ROOT
 from localcloud.server.guard import VIEW_PREFIX
 from localcloud.state import queue_empty
-from tests.support.cloud import started
-from tests.support.paths import FIXTURES
+from order_guard_tools.cloud import OrderGuardCloud
+from tests.support.order_guard import started
+from tests.support.paths import FIXTURES, ROOT
 
 RUNTIME_PROBES = FIXTURES / "runtime_probes"
 SENDERS = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_SENDERS", "4"))
@@ -233,7 +233,7 @@ def test_every_message_of_concurrent_batches_from_several_clients_has_one_result
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x1c", "\x0b", "\r"])
 def test_a_result_line_whose_id_holds_a_line_separator_is_one_log_event(separator: str) -> None:
     order_id = f"before{separator}after"
-    with LocalCloud(visibility_timeout=1) as cloud:
+    with OrderGuardCloud(visibility_timeout=1) as cloud:
         cloud.client("sqs").send_message(
             QueueUrl=cloud.outputs["JobsQueueUrl"],
             MessageBody=json.dumps({"id": order_id, "quantity": 1}),
@@ -242,7 +242,7 @@ def test_a_result_line_whose_id_holds_a_line_separator_is_one_log_event(separato
         events = cloud.client("logs").filter_log_events(
             logGroupName=cloud.outputs["QueueWorkerLogGroupName"], filterPattern='"RESULT"'
         )["events"]
-        decisions = cloud.history.pages()["decisions"]
+        decisions = cloud.decisions.pages()["decisions"]
 
     (line,) = [json.loads(e["message"]) for e in events if e["message"].startswith("{")]
     assert (line["id"], line["decision"]) == (order_id, "accepted")

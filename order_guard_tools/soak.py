@@ -30,7 +30,7 @@ from typing import Any
 
 from localcloud.account import LocalCloud
 from localcloud.state import queue_depth, queue_empty
-from localcloud.tools.scenarios import Report, Step
+from order_guard_tools.scenarios import Report, Step
 
 INVALID_BODIES = [
     "not json",

@@ -1,7 +1,7 @@
 """``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench |
 lab | lab-env | lab-check``: the argument parser; the commands are in
-:mod:`localcloud.tools.commands`, :mod:`localcloud.tools.lab` and
-:mod:`localcloud.tools.lab_check`."""
+:mod:`order_guard_tools.commands`, :mod:`order_guard_tools.labs.serve` and
+:mod:`order_guard_tools.labs.check`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from localcloud.cfn.exceptions import UnsupportedTemplate
 from localcloud.text import plain
-from localcloud.tools.commands import (
+from order_guard_tools.commands import (
     DEMO_VISIBILITY_TIMEOUT,
     CommandError,
     aws_problem,
@@ -26,8 +26,8 @@ from localcloud.tools.commands import (
     status,
     verify,
 )
-from localcloud.tools.lab import lab, lab_env
-from localcloud.tools.lab_check import lab_check
+from order_guard_tools.labs.check import lab_check
+from order_guard_tools.labs.serve import lab, lab_env
 
 
 def _parameter_options(p: argparse.ArgumentParser) -> None:

@@ -1,6 +1,6 @@
 """The local cloud's commands, one function each: ``demo``, ``serve``, ``invoke``,
 ``verify``, ``status``, ``env-vars``, ``soak`` and ``bench``. Each takes the parsed
-arguments of :mod:`localcloud.tools.cli` and returns the exit status; a command that
+arguments of :mod:`order_guard_tools.cli` and returns the exit status; a command that
 cannot run as asked raises :class:`CommandError` (one line, exit 2).
 """
 
@@ -9,11 +9,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import logging
-import signal
-import socket
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,13 +24,15 @@ from botocore.exceptions import (
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from localcloud import cli as localcloud_cli
 from localcloud.account import LocalCloud
 from localcloud.cfn.parameters import samconfig_stack_name
-from localcloud.cfn.template import load
 from localcloud.lambda_runtime import log_lines
 from localcloud.text import plain, printable
-from localcloud.tools.report import dumps, live, render, render_parameters, summary
-from localcloud.tools.scenarios import queue_scenario, workflow_scenario
+from order_guard_tools.cloud import OrderGuardCloud, order_guard_template
+from order_guard_tools.project import SAMCONFIG_PATH
+from order_guard_tools.report import dumps, live, render, render_parameters, summary
+from order_guard_tools.scenarios import queue_scenario, workflow_scenario
 
 console = Console(highlight=False)
 
@@ -86,9 +83,9 @@ def aws_problem(exc: BotoCoreError | ClientError, args: argparse.Namespace) -> s
 def demo(args: argparse.Namespace) -> int:
     """Both seed scenarios on a fresh in-process local cloud; exit 1 if any check fails."""
     started = time.monotonic()
-    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    template = order_guard_template(args.config_env, args.parameter_overrides)
     _require_fault_modes(template, "demo")
-    with LocalCloud(template=template, visibility_timeout=args.visibility_timeout) as cloud:
+    with OrderGuardCloud(template=template, visibility_timeout=args.visibility_timeout) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
             f"\\[{args.config_env}], moto in-process, handlers from src/"
@@ -112,18 +109,18 @@ def demo(args: argparse.Namespace) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     """Keep the application deployed on 127.0.0.1:PORT until Ctrl-C."""
-    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    template = order_guard_template(args.config_env, args.parameter_overrides)
     try:  # fail at once on a busy port, before anything starts
-        socket.create_server((args.host, args.port)).close()
-    except OSError as exc:
-        console.print(
-            f"[red]error:[/] cannot listen on {args.host}:{args.port}: {exc.strerror}; "
+        localcloud_cli.check_port(
+            args.host,
+            args.port,
             f"pick another port: make serve PORT={args.port + 1} (or --port {args.port + 1})",
-            soft_wrap=True,
         )
+    except localcloud_cli.ServeError as exc:
+        console.print(f"[red]error:[/] {plain(exc)}", soft_wrap=True)
         return 2
     try:
-        cloud = LocalCloud(
+        cloud = OrderGuardCloud(
             template=template,
             server_port=args.port,
             host=args.host,
@@ -134,15 +131,8 @@ def serve(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:  # an --allow-origin that is not an origin
         raise CommandError(str(exc)) from exc
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
-    stop = threading.Event()
-    # Both signals, explicitly: a shell that backgrounds a job may start it with SIGINT
-    # ignored, and `kill -INT` must still stop the server.
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with cloud:
-        cloud.start_event_sources()
-        cloud.watch()
+
+    def ready(cloud: LocalCloud) -> None:
         endpoint = cloud.endpoint_url
         console.print(
             f"[bold]Order Guard local cloud[/] listening on {endpoint} (stack {args.stack_name})"
@@ -178,11 +168,8 @@ def serve(args: argparse.Namespace) -> int:
         for line in try_lines:
             console.print(f"  {line}", markup=False, soft_wrap=True)
         console.print("Ctrl-C stops the server.")
-        sys.stdout.flush()
-        while not stop.wait(0.5):
-            pass
-        console.print("stopping…")
-    return 0
+
+    return localcloud_cli.run(cloud, ready)
 
 
 def invoke(args: argparse.Namespace) -> int:
@@ -202,7 +189,7 @@ def invoke(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as exc:
             raise CommandError(f"event file {name} is not JSON: {exc}") from exc
     if args.endpoint_url:
-        from localcloud.tools.verify import StackTarget
+        from order_guard_tools.verify import StackTarget
 
         target: Any = StackTarget(
             args.stack_name, endpoint_url=args.endpoint_url, region=args.region
@@ -223,8 +210,8 @@ def invoke(args: argparse.Namespace) -> int:
             body = json.loads(response["Payload"].read() or b"null")
             _show(args.function, event_file, log_lines(log), body, response.get("FunctionError"))
         return 0
-    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
-    with LocalCloud(template=template) as cloud:
+    template = order_guard_template(args.config_env, args.parameter_overrides)
+    with OrderGuardCloud(template=template) as cloud:
         try:
             function = cloud.deployment.function(args.function)
         except KeyError:
@@ -254,14 +241,14 @@ def _show(function: str, event_file: str, log: list[str], body: Any, error: str 
 
 def verify(args: argparse.Namespace) -> int:
     """The seed scenarios against a deployed stack (or a local server with --endpoint-url)."""
-    from localcloud.tools.verify import StackTarget
-    from localcloud.tools.verify import verify as run
+    from order_guard_tools.verify import StackTarget
+    from order_guard_tools.verify import verify as run
 
     started = time.monotonic()
-    template = load(config_env=args.config_env, parameter_overrides=args.parameter_overrides)
+    template = order_guard_template(args.config_env, args.parameter_overrides)
     render_parameters(console, template, "parameters the stack is expected to have")
     _require_fault_modes(template, "verify")
-    stack_name = args.stack_name or samconfig_stack_name(args.config_env)
+    stack_name = args.stack_name or samconfig_stack_name(args.config_env, SAMCONFIG_PATH)
     target = StackTarget(
         stack_name, region=args.region, endpoint_url=args.endpoint_url, profile=args.profile
     )
@@ -279,7 +266,7 @@ def status(args: argparse.Namespace) -> int:
     """Print what the live view shows, once: queues, mappings, decisions, tables,
     executions and invocations of a running ``serve``."""
     from localcloud.server.view import PATH
-    from localcloud.tools.report import render_status
+    from order_guard_tools.report import render_status
 
     url = f"{args.endpoint_url.rstrip('/')}{PATH}/state.json"
     try:
@@ -296,23 +283,23 @@ def status(args: argparse.Namespace) -> int:
 
 def env_vars(args: argparse.Namespace) -> int:
     """Print the ``sam local invoke --env-vars`` file for a stack (AWS or a local server)."""
-    from localcloud.tools.sam_local import env_vars as build
-    from localcloud.tools.verify import StackTarget
+    from order_guard_tools.sam_local import env_vars as build
+    from order_guard_tools.verify import StackTarget
 
     target = StackTarget(args.stack_name, region=args.region, endpoint_url=args.endpoint_url)
     container_endpoint = args.container_endpoint
     if args.endpoint_url and container_endpoint is None:
         port = args.endpoint_url.rstrip("/").rsplit(":", 1)[-1]
         container_endpoint = f"http://host.docker.internal:{port}"
-    print(json.dumps(build(load(), target.outputs, container_endpoint), indent=2))
+    print(json.dumps(build(order_guard_template(), target.outputs, container_endpoint), indent=2))
     return 0
 
 
 def soak(args: argparse.Namespace) -> int:
     """Push --messages through a fresh local cloud and account for every one."""
-    from localcloud.tools import soak as soak_module
+    from order_guard_tools import soak as soak_module
 
-    with LocalCloud(visibility_timeout=args.visibility_timeout) as cloud:
+    with OrderGuardCloud(visibility_timeout=args.visibility_timeout) as cloud:
         console.print(
             f"[bold]soak[/]: {args.messages} messages, seed {args.seed}, batch size "
             f"{cloud.event_source.batch_size}, visibility timeout {args.visibility_timeout} s "
@@ -348,12 +335,12 @@ def soak(args: argparse.Namespace) -> int:
 
 def bench(args: argparse.Namespace) -> int:
     """``make bench``: the figures as a table, and the JSON results file."""
-    from localcloud.tools import bench as bench_module
-    from localcloud.tools.report import render_bench
+    from order_guard_tools.bench import runner as bench_module
+    from order_guard_tools.report import render_bench
 
     if args.cold_start_only:
-        from localcloud.tools import cold_start
-        from localcloud.tools.report import render_cold_start
+        from order_guard_tools.bench import cold_start
+        from order_guard_tools.report import render_cold_start
 
         environment = cold_start.queue_worker_environment()
         console.print(f"[dim]… cold start (INIT), {args.repeats} fresh processes per contestant")

@@ -6,7 +6,7 @@ table, fed the same SQS events (records built as the event source mapping builds
 - ``order-guard``: the queue worker as deployed (its template environment: batching by
   key, validation, logging and metrics on);
 - ``floor``: a bare one-record-at-a-time consumer, only the conditional ``PutItem`` and
-  the comparison (``bench_handlers/floor.py``);
+  the comparison (``handlers/floor.py``);
 - ``powertools``: Powertools' idempotency utility (``idempotent_function`` keyed on the
   id, payload validation on) with its batch processor, storing the same item;
 - ``read-then-write``: ``GetItem``, then ``PutItem`` when nothing is stored.
@@ -42,15 +42,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localcloud import faults
 from localcloud.account import LocalCloud
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
 from localcloud.cfn.resources.dynamodb_table import create_table
 from localcloud.lambda_runtime import InProcessFunction
-from localcloud.project import ROOT
-from localcloud.tools.cold_start import HANDLERS, cold_start_figures, package_size_kib
-from localcloud.tools.cost_model import (
+from order_guard_tools import faults
+from order_guard_tools.bench.cold_start import HANDLERS, cold_start_figures, package_size_kib
+from order_guard_tools.bench.cost_model import (
     COLD_START_RATE,
     LIMITS,
     PRICES,
@@ -58,8 +57,10 @@ from localcloud.tools.cost_model import (
     init_cost,
     write_units_per_decision,
 )
-from localcloud.tools.critical_path import worker_round_trips
-from localcloud.tools.latency import LATENCY, LatencyModel, thread_handoff
+from order_guard_tools.bench.critical_path import worker_round_trips
+from order_guard_tools.bench.latency import LATENCY, LatencyModel, thread_handoff
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.project import ROOT
 
 CONTESTANTS = ("order-guard", "floor", "powertools", "read-then-write")
 MODULES = {
@@ -245,7 +246,7 @@ def run(
             batch figure (medians; the difference of two medians needs more samples).
     """
     results: dict[str, Any] = {"messages": messages, "rounds": rounds}
-    with LocalCloud() as cloud:
+    with OrderGuardCloud() as cloud:
         assert cloud.template is not None  # a stack's cloud
         variables = function_properties(cloud.template, "QueueWorkerFunction")["Environment"]
         environment = {

@@ -3,7 +3,7 @@ cloud, and the shell line that points the lab's AWS CLI commands at it.
 
 ``lab`` starts a fresh, empty local AWS account on 127.0.0.1:PORT (5000: the Q05 lab's
 own code calls that port), makes what the lab says its machine provides
-(:mod:`localcloud.labs`) and serves it, with the live view, until Ctrl-C.
+(:mod:`order_guard_tools.labs`) and serves it, with the live view, until Ctrl-C.
 
 ``lab-env`` prints, for ``eval "$(make -s lab-env)"`` in bash or zsh: the endpoint, the
 region ``us-east-1`` and the local credentials; a shell function ``aws`` that runs the
@@ -16,17 +16,15 @@ path of the lab machine that is a folder here.
 from __future__ import annotations
 
 import argparse
-import logging
 import shlex
-import signal
-import socket
-import threading
 from pathlib import Path
 
+from localcloud import cli as localcloud_cli
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
-from localcloud.labs import REGION, lab_named, provision
-from localcloud.project import ROOT
-from localcloud.tools.commands import CommandError, console
+from order_guard_tools.cloud import OrderGuardCloud
+from order_guard_tools.commands import CommandError, console
+from order_guard_tools.labs import REGION, lab_named, provision
+from order_guard_tools.project import ROOT
 
 LAB_HOME = "/home/labex/project"
 """The lab machine's project folder, as the labs' ``cd`` lines name it."""
@@ -47,23 +45,19 @@ def lab(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise CommandError(str(exc.args[0])) from None
     try:  # fail at once on a busy port, before anything starts
-        socket.create_server(("127.0.0.1", args.port)).close()
-    except OSError as exc:
-        raise CommandError(
-            f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; stop what uses it "
-            f"(another make serve or make lab?) or pick another port: make lab "
-            f"LAB={chosen.name} PORT={args.port + 1}"
-        ) from None
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    cloud = LocalCloud(deploy_stack=False, server_port=args.port, region=REGION, lab=chosen.name)
-    with cloud:
+        localcloud_cli.check_port(
+            "127.0.0.1",
+            args.port,
+            "stop what uses it (another make serve or make lab?) or pick another port: "
+            f"make lab LAB={chosen.name} PORT={args.port + 1}",
+        )
+    except localcloud_cli.ServeError as exc:
+        raise CommandError(str(exc)) from None
+    cloud = OrderGuardCloud(template=None, server_port=args.port, region=REGION, lab=chosen.name)
+
+    def ready(cloud: LocalCloud) -> None:
         provision(chosen, cloud.client)
         cloud.remember_resources()
-        cloud.start_event_sources()
-        cloud.watch()
         port = "" if args.port == 5000 else f" PORT={args.port}"
         console.print(
             f"[bold]Lab {chosen.name.upper()}[/] ({chosen.title}) on {cloud.endpoint_url}: "
@@ -77,8 +71,8 @@ def lab(args: argparse.Namespace) -> int:
             "steps hold; Ctrl-C here ends the lab",
             soft_wrap=True,
         )
-        stop.wait()
-    return 0
+
+    return localcloud_cli.run(cloud, ready)
 
 
 def shell_lines(endpoint: str, *, cli: Path = AWS_CLI, folder: Path = LAB_FOLDER) -> str:

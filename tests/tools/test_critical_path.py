@@ -14,8 +14,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from localcloud.tools.critical_path import AnsweringClient, SdkClock
 from order_guard import queue_worker
+from order_guard_tools.bench.critical_path import AnsweringClient, SdkClock
 from tests.support.environment import queue_settings
 
 PUT = {

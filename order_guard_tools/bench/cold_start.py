@@ -26,10 +26,10 @@ from typing import Any
 
 from localcloud.cfn.deployer import function_properties
 from localcloud.cfn.intrinsics import resolve
-from localcloud.cfn.template import load
-from localcloud.project import ROOT
+from order_guard_tools.cloud import order_guard_template
+from order_guard_tools.project import ROOT
 
-HANDLERS = Path(__file__).resolve().parent / "bench_handlers"
+HANDLERS = Path(__file__).resolve().parent / "handlers"
 """The benchmark's contestant handlers (Powertools' idempotency handler among them)."""
 
 BUILD = ROOT / ".aws-sam" / "build"
@@ -143,7 +143,7 @@ def package_size_kib() -> float | None:
 def queue_worker_environment() -> dict[str, str]:
     """The queue worker's variables as template.yaml gives them (merged with Globals), with
     each resource's logical id standing for its name (nothing is deployed)."""
-    template = load()
+    template = order_guard_template()
     variables = function_properties(template, "QueueWorkerFunction")["Environment"]
     resolved = resolve(
         variables["Variables"],
@@ -171,5 +171,5 @@ def init_environment(queue_worker: Mapping[str, str]) -> dict[str, str]:
 
 
 def cold_start_figures(queue_worker: Mapping[str, str], repeats: int) -> dict[str, Any]:
-    """:func:`~localcloud.tools.cold_start.init_figures` of every contestant."""
+    """:func:`~order_guard_tools.bench.cold_start.init_figures` of every contestant."""
     return init_figures(contestants(HANDLERS), init_environment(queue_worker), repeats)

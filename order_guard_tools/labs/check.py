@@ -22,10 +22,10 @@ import requests
 from botocore.exceptions import ClientError
 
 from localcloud.account import FAKE_CREDENTIALS
-from localcloud.labs import EV05, Q05, REGION, Lab, lab_named
 from localcloud.server.view import PATH
 from localcloud.text import plain
-from localcloud.tools.commands import CommandError, console
+from order_guard_tools.commands import CommandError, console
+from order_guard_tools.labs import EV05, Q05, REGION, Lab, lab_named
 
 State = Mapping[str, Any]
 Client = Callable[[str], Any]

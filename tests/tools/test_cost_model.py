@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcloud.tools.cost_model import (
+from order_guard_tools.bench.cost_model import (
     init_cost,
     item_size_bytes,
     write_units,
@@ -59,7 +59,7 @@ def test_the_billed_init_per_million_orders() -> None:
 
 
 def test_the_latency_model_has_the_stated_median_and_tail() -> None:
-    from localcloud.tools.latency import LatencyModel
+    from order_guard_tools.bench.latency import LatencyModel
 
     sample = LatencyModel(median_ms=4, p99_ms=12).sampler()
     draws = sorted(sample() for _ in range(20_000))
@@ -74,7 +74,7 @@ def test_init_figures_pair_each_round_and_take_the_median_ratio(
 ) -> None:
     from pathlib import Path
 
-    from localcloud.tools import cold_start
+    from order_guard_tools.bench import cold_start
 
     # per round the bare handler takes 0.2 s; the other 0.2 s × a ratio of that round
     ratios = iter([1.5, 1.0, 1.1, 1.2])  # the warm-up round's first, then three rounds

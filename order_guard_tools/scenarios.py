@@ -14,20 +14,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcloud.project import ROOT
-from localcloud.state import (
-    Target,
-    TaskAttempt,
+from localcloud.state import Target, TaskAttempt, invocations, now_ms, queue_depth, task_attempts
+from order_guard_tools.project import ROOT
+from order_guard_tools.reads import (
     dead_letters,
-    invocations,
     max_receive_count,
-    now_ms,
-    queue_depth,
     results,
     run_execution,
     scan_ids,
     stored,
-    task_attempts,
     visibility_timeout,
 )
 

@@ -1,0 +1,177 @@
+"""``python -m localcloud serve``: one local AWS account on 127.0.0.1:PORT for the stock AWS
+CLI, the SDKs and ``sam deploy``, with its live view, until Ctrl-C; a template given with
+``--template`` is deployed first, with its parameters resolved as ``sam deploy`` resolves
+them.
+
+:func:`check_port` and :func:`run` are what every server command shares (a project's own
+``serve`` deploys its stack and prints its own lines around them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from localcloud.account import FAKE_CREDENTIALS, LocalCloud
+from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cfn.template import load
+from localcloud.text import say
+
+
+class ServeError(Exception):
+    """A server cannot start as asked; the message says what to do (one line, exit 2)."""
+
+
+def check_port(host: str, port: int, retry: str) -> None:
+    """Fail at once on a busy port, before anything starts.
+
+    Raises:
+        ServeError: naming the address, the system's reason and ``retry`` (what to run
+            instead).
+    """
+    try:
+        socket.create_server((host, port)).close()
+    except OSError as exc:
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}; {retry}") from None
+
+
+def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:
+    """Start ``cloud`` (a server: ``server_port`` set), poll every event source mapping,
+    read the account every second for the live view, call ``ready`` (what the command
+    prints or makes first), and serve until SIGINT or SIGTERM."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
+    stop = threading.Event()
+    # Both signals, explicitly: a shell that backgrounds a job may start it with SIGINT
+    # ignored, and `kill -INT` must still stop the server.
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with cloud:
+        cloud.start_event_sources()
+        cloud.watch()
+        ready(cloud)
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            pass
+        say("stopping…")
+    return 0
+
+
+def announce(cloud: LocalCloud) -> None:
+    """The lines every server prints: where it listens, its live view, whom it answers,
+    and how to point the AWS tools at it."""
+    assert cloud.policy is not None
+    assert cloud.endpoint_url is not None
+    say(f"local cloud listening on {cloud.endpoint_url} (region {cloud.region})")
+    say(f"live view: {cloud.view_url}")
+    say(
+        f"answers Host {', '.join(cloud.policy.allowed_hosts())}; cross-origin pages: "
+        f"{', '.join(sorted(cloud.policy.origins)) or 'none'} (--allow-host, --allow-origin); "
+        "unsigned AWS calls and moto's /moto-api/ are refused"
+    )
+    credentials = " ".join(f"{name}={value}" for name, value in FAKE_CREDENTIALS.items())
+    say(
+        f"point the AWS CLI, SDKs and SAM CLI here: export AWS_ENDPOINT_URL={cloud.endpoint_url} "
+        f"{credentials} AWS_DEFAULT_REGION={cloud.region}"
+    )
+
+
+def server_options(parser: argparse.ArgumentParser, *, port: int = 5000) -> None:
+    """``--port``, ``--host``, ``--allow-host``, ``--allow-origin``, ``--visibility-timeout``."""
+    parser.add_argument("--port", type=int, default=port)
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host name the server answers for (repeat), e.g. host.docker.internal; "
+        "by default only 127.0.0.1, localhost and the bound address, with the port",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin whose pages may call the server cross-origin (repeat), e.g. "
+        "http://localhost:3000; by default none",
+    )
+    parser.add_argument(
+        "--visibility-timeout",
+        type=int,
+        help="every local queue's visibility timeout in seconds (default: the template's)",
+    )
+
+
+def parameter_options(parser: argparse.ArgumentParser) -> None:
+    """``--config-env`` and ``--parameter-overrides`` with ``sam deploy``'s meaning."""
+    parser.add_argument(
+        "--config-env",
+        default="default",
+        help="samconfig.toml environment whose parameters to use (default: default)",
+    )
+    parser.add_argument(
+        "--parameter-overrides",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="as for sam deploy: replaces samconfig's parameter_overrides",
+    )
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve an account (and the ``--template`` stack) until Ctrl-C."""
+    template = None
+    if args.template is not None:
+        if not args.stack_name:
+            raise ServeError("--template needs --stack-name (the stack it is deployed as)")
+        template = load(
+            Path(args.template),
+            config_env=args.config_env,
+            parameter_overrides=args.parameter_overrides,
+        )
+    check_port(args.host, args.port, f"pick another port (--port {args.port + 1})")
+    try:
+        cloud = LocalCloud(
+            template=template,
+            stack_name=args.stack_name,
+            region=args.region,
+            server_port=args.port,
+            host=args.host,
+            allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+            visibility_timeout=args.visibility_timeout,
+        )
+    except ValueError as exc:  # an --allow-origin that is not an origin
+        raise ServeError(str(exc)) from exc
+
+    def ready(running: LocalCloud) -> None:
+        announce(running)
+        if template is not None:
+            for name, value in running.outputs.items():
+                say(f"  {name}  {value}")
+        say("Ctrl-C stops the server.")
+
+    return run(cloud, ready)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("serve", help="one local AWS account on 127.0.0.1:PORT")
+    server_options(p)
+    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--template", help="a SAM or CloudFormation template to deploy first")
+    p.add_argument("--stack-name", help="the stack the template is deployed as")
+    parameter_options(p)
+    p.set_defaults(run=serve)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (UnsupportedTemplate, ServeError) as exc:
+        say(f"error: {exc}")
+        return 2
