@@ -1,23 +1,27 @@
-"""The embedded local cloud: a SAM application deployed into moto, its real handlers run as
-the Lambda runtime runs them, no Docker.
+"""The local cloud: one AWS account in this process, run on moto, in which SAM and
+CloudFormation applications deploy as ``sam deploy`` deploys them and their Lambda
+functions run as the Lambda Python runtime runs them, with no Docker.
 
-A development tool; never deployed (it is outside ``CodeUri: src/``). Packages by concern,
-each lower one importing nothing above it (``make lint`` checks it with lint-imports; the
-contracts are in ``pyproject.toml``)::
+A development tool; it knows no application (``make lint`` checks that it imports none,
+with lint-imports; the contracts are in ``pyproject.toml``). Its parts, each importing
+only what is below it::
 
-    tools            the command line, scenarios, verify, soak, bench, report
-    account          one local AWS account, LocalCloud: wires the parts below together
-    state   faults   Order Guard's reads of the account | fault injection, through hooks
-    server  patches  the loopback server, guard and live view | every moto method replaced
-    cfn              the CloudFormation/SAM engine, one provider per resource type
-    sqs     logs     the SQS event source | CloudWatch Logs
-    lambda_runtime   the runtime contract and the account's functions
-    text   project   printable strings | where this project's files are
-
-The top four (tools, account, state, faults) are this project's own; the packages below
-them run any SAM application of this kind and know nothing of orders: the live view is
-given what to show (``server.view.create_app``), and fault injection sets the hooks the
-runtime and the patches offer.
+    cli              python -m localcloud serve: an account (and a template's stack) for
+                     the AWS CLI, the SDKs and sam deploy
+    account          LocalCloud: wires the parts below into one account; Extension, what
+                     a project hands it (invocation listeners, live-view sections)
+    state            the account read through its public APIs: reads, the view's
+                     overview, the history of invocations and writes
+    services         one folder per service: its CloudFormation providers, its moto
+                     patches and its behaviour (lambda_, sqs, dynamodb, stepfunctions,
+                     logs, iam, cloudwatch, sns, kms, events); the registry of services
+    server  cloudformation
+                     the loopback server, its guard and the live view | the engine:
+                     template, parameters, intrinsics, the SAM transform, deployer,
+                     updates, change sets, and the provider contract services implement
+    patches          the one mechanism for replacing a library's methods; the hook
+                     around moto's answers
+    text             printable strings
 
 Each package's docstring says what it owns and what it may import.
 """

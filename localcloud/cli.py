@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.template import load
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import load
 from localcloud.text import say
 
 

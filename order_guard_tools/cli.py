@@ -10,7 +10,7 @@ import sys
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from localcloud.cfn.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.text import plain
 from order_guard_tools.commands import (
     DEMO_VISIBILITY_TIMEOUT,

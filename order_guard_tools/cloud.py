@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.template import Template, load
+from localcloud.cloudformation.template import Template, load
 from order_guard_tools.decisions import Decisions
 from order_guard_tools.project import SAMCONFIG_PATH, STACK_NAME, TEMPLATE_PATH
 
@@ -25,7 +25,7 @@ def order_guard_template(
     parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Template:
     """``template.yaml`` with the parameters ``sam deploy --config-env <config_env>
-    [--parameter-overrides …]`` would give it (:func:`localcloud.cfn.template.load`)."""
+    [--parameter-overrides …]`` would give it (:func:`localcloud.cloudformation.template.load`)."""
     return load(
         TEMPLATE_PATH,
         samconfig=SAMCONFIG_PATH,

@@ -26,8 +26,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from localcloud import cli as localcloud_cli
 from localcloud.account import LocalCloud
-from localcloud.cfn.parameters import samconfig_stack_name
-from localcloud.lambda_runtime import log_lines
+from localcloud.cloudformation.parameters import samconfig_stack_name
+from localcloud.services.lambda_ import log_lines
 from localcloud.text import plain, printable
 from order_guard_tools.cloud import OrderGuardCloud, order_guard_template
 from order_guard_tools.project import SAMCONFIG_PATH
@@ -213,9 +213,9 @@ def invoke(args: argparse.Namespace) -> int:
     template = order_guard_template(args.config_env, args.parameter_overrides)
     with OrderGuardCloud(template=template) as cloud:
         try:
-            function = cloud.deployment.function(args.function)
+            function = cloud.function(args.function)
         except KeyError:
-            known = ", ".join(cloud.deployment.functions)
+            known = ", ".join(template.of_type("AWS::Serverless::Function"))
             console.print(
                 f"[red]no function {plain(args.function)} in template.yaml (have: {known})"
             )

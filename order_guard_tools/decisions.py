@@ -21,8 +21,8 @@ from typing import Any, Final
 
 from localcloud.account import Extension
 from localcloud.account.view import page_number
-from localcloud.lambda_runtime import Function, Invocation
 from localcloud.server.view import ViewPart
+from localcloud.services.lambda_ import Function, Invocation
 from localcloud.state.history import PAGE_SIZE, page
 
 CONDITION: Final = "attribute_not_exists(id)"

@@ -32,11 +32,11 @@ A :class:`Fault` names the order id it hits (the ``id`` of the request's ``Item`
 ``Key``, or of the invocation's payload), the DynamoDB operation (or ``Invoke``), and how
 many matching requests it fails; faults of different orders never touch each other, so
 executions can run side by side. Only requests made inside a function invocation are
-hit (:func:`~localcloud.lambda_runtime.invoking_function` knows which thread runs one),
+hit (:func:`~localcloud.services.lambda_.invoking_function` knows which thread runs one),
 never a test's own reads.
 
 May import: :mod:`localcloud.patches` (its hook around moto's answers),
-:mod:`localcloud.lambda_runtime`.
+:mod:`localcloud.services.lambda_`.
 """
 
 from __future__ import annotations
@@ -56,14 +56,14 @@ from botocore.exceptions import ConnectionClosedError, ConnectTimeoutError, Read
 from moto.core.botocore_stubber import MockRawResponse
 from moto.core.exceptions import JsonRESTError
 
-from localcloud.lambda_runtime import (
+from localcloud.patches.botocore import around_requests
+from localcloud.services.lambda_ import (
     Function,
     Invocation,
     invoking_function,
     set_invoke_wrapper,
     timed_out,
 )
-from localcloud.patches.botocore import around_requests
 
 
 class Kind(StrEnum):
@@ -233,7 +233,7 @@ def _hook() -> None:
     """Put fault injection in the two places it works (idempotent): around moto's answer
     to every botocore request (:func:`localcloud.patches.botocore.around_requests`) and
     around every invocation through the invoke API
-    (:func:`localcloud.lambda_runtime.set_invoke_wrapper`). Both pass straight through
+    (:func:`localcloud.services.lambda_.set_invoke_wrapper`). Both pass straight through
     while no plan or network is in force."""
     around_requests(around_request)
     set_invoke_wrapper(invoke_with_faults)

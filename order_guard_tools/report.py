@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from localcloud.cfn.template import Template
+from localcloud.cloudformation.template import Template
 from localcloud.text import plain
 from order_guard_tools.scenarios import Report, Step, StepListener
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.template import Template
+from localcloud.cloudformation.deployer import function_properties
+from localcloud.cloudformation.template import Template
 
 
 def env_vars(

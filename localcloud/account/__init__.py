@@ -20,7 +20,7 @@ stock AWS CLI and ``sam deploy`` work with ``--endpoint-url http://127.0.0.1:POR
 A project adds to an account through :class:`Extension` (:mod:`.extension`): listeners of
 its functions' invocations, sections of the live view and their data.
 
-May import: every package of the local cloud.
+May import: every package of the local cloud but :mod:`localcloud.cli`.
 """
 
 from __future__ import annotations
@@ -37,20 +37,24 @@ from moto import mock_aws
 from moto.core.config import DefaultConfig, default_user_config
 from moto.moto_api._internal.models import moto_api_backend
 
-from localcloud import lambda_runtime, patches
+from localcloud import services
 from localcloud.account.extension import Extension
-from localcloud.account.permissions import log_group_creator
 from localcloud.account.view import view_reader
-from localcloud.cfn import changesets
-from localcloud.cfn import stacks as stack
-from localcloud.cfn.deployer import Deployment, deploy
-from localcloud.cfn.template import Template
-from localcloud.logs import Delivery
-from localcloud.patches import dynamodb as dynamodb_writes
+from localcloud.cloudformation import changesets
+from localcloud.cloudformation import stacks as stack
+from localcloud.cloudformation.deployer import deploy
+from localcloud.cloudformation.provider import Deployment
+from localcloud.cloudformation.template import Template
 from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
-from localcloud.sqs import BatchOutcome, SqsEventSourceMapping, mappings
+from localcloud.services import lambda_ as lambda_runtime
+from localcloud.services.dynamodb import patches as dynamodb_writes
+from localcloud.services.lambda_ import Function
+from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.permissions import log_group_creator
+from localcloud.services.logs import Delivery
+from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
 from localcloud.state import Seen, queue_empty, remember
 from localcloud.state.history import History
 from localcloud.text import say
@@ -70,7 +74,7 @@ class LocalCloud:
     """One local account, and a stack deployed into it from ``template`` if one is given.
 
     Args:
-        template: the template to deploy at start (:func:`localcloud.cfn.template.load`:
+        template: the template to deploy at start (:func:`localcloud.cloudformation.template.load`:
             parameters resolved as ``sam deploy`` resolves them); ``None`` for an empty
             account, which ``sam deploy`` and the AWS APIs fill.
         stack_name: the stack's name (needed with a template).
@@ -149,7 +153,7 @@ class LocalCloud:
         return f"http://{host}:{self.server_port}"
 
     def start(self) -> Deployment | None:
-        patches.install()
+        services.install()
         self._patched = True
         lambda_runtime.clear()  # a new account: no function of an earlier one runs
         lambda_runtime.add_listener(self.history.record)
@@ -192,11 +196,12 @@ class LocalCloud:
                 platform_environment, Delivery(self.client, log_group_creator(self.client))
             )
         )
-        mappings.serve(mappings.Account(self.client, self.region))
+        mappings.serve(mappings.Account(self.client, self.region, services.event_sources()))
         if self.template is not None:
             self._deployment = deploy(
                 self.template,
                 self.client,
+                providers=services.providers(),
                 stack_name=self.stack_name,
                 region=self.region,
                 visibility_timeout=self.visibility_timeout,
@@ -208,6 +213,7 @@ class LocalCloud:
                 changesets.Host(
                     client=self.client,
                     region=self.region,
+                    providers=services.providers(),
                     adopt=self._adopt,
                     served=self._served,
                     forget=self._forget,
@@ -297,7 +303,7 @@ class LocalCloud:
             self._mock = None
         if self._patched:
             self._patched = False
-            patches.uninstall()
+            services.uninstall()
         for name, value in self._saved_environ.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -349,10 +355,55 @@ class LocalCloud:
             aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
         )
 
+    def function(self, name: str, deployment: Deployment | None = None) -> Function:
+        """A function of the account by a logical id of ``deployment`` (default: the
+        stack this cloud deployed) or by its name or ARN, as the Lambda API finds it now.
+
+        Raises:
+            KeyError: no such function.
+        """
+        deployment = deployment or self._deployment
+        if deployment is not None and name in deployment.template.resources:
+            resource = deployment.template.resources[name]
+            if resource.get("Type") == "AWS::Lambda::Function" and name in deployment.refs:
+                return lambda_runtime.lookup(str(deployment.refs[name]))
+        return lambda_runtime.lookup(name)
+
+    def event_sources(self, deployment: Deployment | None = None) -> list[SqsEventSourceMapping]:
+        """The pollers of the SQS event source mappings of ``deployment`` (default: the
+        stack this cloud deployed), in template order."""
+        deployment = deployment or self.deployment
+        found = []
+        for logical_id, resource in deployment.template.resources.items():
+            mapping = resource.get("Type") == "AWS::Lambda::EventSourceMapping"
+            if mapping and logical_id in deployment.refs:
+                poller = mappings.get(str(deployment.refs[logical_id]))
+                if isinstance(poller, SqsEventSourceMapping):
+                    found.append(poller)
+        return found
+
     @property
     def event_source(self) -> SqsEventSourceMapping:
-        (source,) = self.deployment.event_sources
+        """The one SQS event source mapping of the stack (``ValueError`` if not one)."""
+        (source,) = self.event_sources()
         return source
+
+    def deploy(self, template: Template, *, stack_name: str) -> Deployment:
+        """Deploy ``template`` into the account as the stack ``stack_name``, with every
+        service's providers (not a stack this cloud lists: a test's or a tool's own).
+
+        Raises:
+            UnsupportedTemplate: naming the resource and property the local cloud cannot
+                honour.
+        """
+        return deploy(
+            template,
+            self.client,
+            providers=services.providers(),
+            stack_name=stack_name,
+            region=self.region,
+            visibility_timeout=self.visibility_timeout,
+        )
 
     def settle(self, timeout_s: float) -> None:
         """The scenarios' hook: run the event source mapping until the queue is empty."""
@@ -378,12 +429,13 @@ class LocalCloud:
         outcomes: list[BatchOutcome] = []
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            polled = [source.poll_once() for source in mappings.pollers()]
+            sources = [p for p in mappings.pollers() if isinstance(p, SqsEventSourceMapping)]
+            polled = [source.poll_once() for source in sources]
             busy = [outcome for outcome in polled if outcome.invocation is not None]
             outcomes.extend(busy)
             if busy:
                 continue
-            active = [s for s in mappings.pollers() if s.enabled and not s.deleted]
+            active = [s for s in sources if s.enabled and not s.deleted]
             if all(queue_empty(self, source.queue_url) for source in active):
                 return outcomes
             time.sleep(idle_sleep_s)

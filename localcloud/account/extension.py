@@ -7,7 +7,7 @@ the account's functions from ``start()`` to ``stop()``; its view part adds secti
 live view, and its reader the data they show (also in ``state.json``). The other hooks a
 project may set are the local cloud's own, documented where they are: around moto's
 answer to every request (:func:`localcloud.patches.botocore.around_requests`) and around
-every invocation through the invoke API (:func:`localcloud.lambda_runtime.set_invoke_wrapper`),
+every invocation through the invoke API (:func:`localcloud.services.lambda_.set_invoke_wrapper`),
 which is how fault injection is built; and what an account holds at the start is made
 through its own APIs, as a learner's machine would be (``cloud.client(...)``).
 """
@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localcloud.lambda_runtime import InvocationListener
 from localcloud.server.view import Reader, ViewPart
+from localcloud.services.lambda_ import InvocationListener
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Extension:
 
     Args:
         listeners: called as ``listener(function, event, invocation)`` after each
-            invocation of the account's functions (:data:`~localcloud.lambda_runtime.
+            invocation of the account's functions (:data:`~localcloud.services.lambda_.
             InvocationListener`), in the invoking thread: it must be quick and must not
             raise (what it raises reaches the invocation's caller).
         view: sections of the live view (:class:`~localcloud.server.view.ViewPart`).

@@ -6,7 +6,7 @@ the bounded account-at-a-glance of ``status`` and the live view); and the histor
 the account's functions did and every write DynamoDB decided (:mod:`.history`). Nothing
 here knows an application: what a body or an item means is the caller's.
 
-May import: :mod:`localcloud.lambda_runtime` (the history listens to invocations).
+May import: :mod:`localcloud.services.lambda_.runtime` (the history listens to invocations).
 """
 
 from localcloud.state.overview import (

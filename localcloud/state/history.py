@@ -3,7 +3,7 @@
 The local cloud records each invocation the Lambda runtime runs (:func:`History.record` is a
 runtime listener), and each ``PutItem``, ``UpdateItem`` and ``DeleteItem`` as DynamoDB
 decided it, whoever's code made it (:func:`History.record_write`, which the account makes
-a write listener of :mod:`localcloud.patches.dynamodb`), naming the function, request and
+a write listener of :mod:`localcloud.services.dynamodb.patches`), naming the function, request and
 message when one of the account's functions made it. The live view and ``status`` keep
 all of it after the log groups, queues or tables it came from are deleted (a lab's
 cleanup step). Memory only: it ends with the server. A project that reads more out of
@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from localcloud.lambda_runtime import Function, Invocation, by_access_key, invoking
+from localcloud.services.lambda_.runtime import Function, Invocation, by_access_key, invoking
 
 
 class WriteCall(Protocol):
     """One write as DynamoDB saw it (the fields of
-    :class:`localcloud.patches.dynamodb.WriteCall`, which the account hands in)."""
+    :class:`localcloud.services.dynamodb.patches.WriteCall`, which the account hands in)."""
 
     @property
     def at(self) -> float: ...

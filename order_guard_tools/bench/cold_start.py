@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.intrinsics import resolve
+from localcloud.cloudformation.deployer import function_properties
+from localcloud.cloudformation.intrinsics import resolve
 from order_guard_tools.cloud import order_guard_template
 from order_guard_tools.project import ROOT
 

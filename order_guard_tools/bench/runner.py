@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import function_properties
-from localcloud.cfn.intrinsics import resolve
-from localcloud.cfn.resources.dynamodb_table import create_table
-from localcloud.lambda_runtime import InProcessFunction
+from localcloud.cloudformation.deployer import function_properties
+from localcloud.cloudformation.intrinsics import resolve
+from localcloud.services.dynamodb.providers import create_table
+from localcloud.services.lambda_ import InProcessFunction
 from order_guard_tools import faults
 from order_guard_tools.bench.cold_start import HANDLERS, cold_start_figures, package_size_kib
 from order_guard_tools.bench.cost_model import (

@@ -109,7 +109,7 @@ def test_every_transient_dynamodb_kind_in_the_queue_worker_is_redelivered_then_s
 ) -> None:
     cases = [Fault(kind, f"q-{kind}", "PutItem") for kind in faults.DYNAMODB_KINDS]
     ids = [fault.order_id for fault in cases]
-    since = cloud.deployment.function("QueueWorkerFunction").invocations
+    since = cloud.function("QueueWorkerFunction").invocations
     sqs = cloud.client("sqs")
     with faults.injected(*cases):
         for order_id in ids:
@@ -118,7 +118,7 @@ def test_every_transient_dynamodb_kind_in_the_queue_worker_is_redelivered_then_s
                 MessageBody=json.dumps({"id": order_id, "quantity": QUANTITY}),
             )
         cloud.drain(timeout_s=60)
-    assert cloud.deployment.function("QueueWorkerFunction").invocations > since
+    assert cloud.function("QueueWorkerFunction").invocations > since
 
     lines = results(cloud, cloud.outputs["QueueWorkerLogGroupName"], 0, ids)
     by_id = {

@@ -22,8 +22,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.lambda_runtime import WorkerFunction, access_key_for, lookup
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.services.lambda_ import WorkerFunction, access_key_for, lookup
 from localcloud.state import log_messages, queue_depth
 from order_guard_tools import cli
 from order_guard_tools.cloud import OrderGuardCloud
@@ -164,7 +164,7 @@ def test_update_function_configuration_takes_effect_in_a_new_execution_environme
     lam = cloud.client("lambda")
     name = cloud.outputs["WorkflowWorkerFunctionName"]
     variables = lam.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     worker.invoke({"id": "before-update", "quantity": 1, "mode": "flaky"})  # a warm module
 
     lam.update_function_configuration(
@@ -196,7 +196,7 @@ def test_configuration_the_local_cloud_cannot_honour_is_refused(
 
 
 def test_a_reserved_variable_in_the_template_fails_the_deploy(tmp_path: Any) -> None:
-    from localcloud.cfn.template import load
+    from localcloud.cloudformation.template import load
 
     text = (ROOT / "template.yaml").read_text()
     edited = text.replace(
@@ -312,7 +312,7 @@ def test_the_docs_show_the_read_out_these_tests_run() -> None:
 def test_the_cli_and_jq_read_out_prints_one_result_line_per_invocation(cloud: LocalCloud) -> None:
     send(cloud, ("read-out", 4), ("read-out", 4))
     cloud.drain(timeout_s=30)
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     worker.invoke({"id": "read-out", "quantity": 4})
     worker.invoke({"stage": "summary", "id": "read-out"})
 

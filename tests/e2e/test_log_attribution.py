@@ -25,8 +25,8 @@ import pytest
 import requests
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import InProcessFunction, Invocation, register
 from localcloud.server.guard import VIEW_PREFIX
+from localcloud.services.lambda_ import InProcessFunction, Invocation, register
 from localcloud.state import queue_empty
 from order_guard_tools.cloud import OrderGuardCloud
 from tests.support.order_guard import started

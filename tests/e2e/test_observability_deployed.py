@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import Deployment
-from localcloud.cfn.template import Template
+from localcloud.cloudformation.provider import Deployment
+from localcloud.cloudformation.template import Template
 from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.scenarios import load_event
 from tests.support.observability import (
@@ -99,7 +99,7 @@ def default_stack() -> Stack:
     with OrderGuardCloud() as cloud, warnings.catch_warnings():
         # Powertools warns of an invocation without metrics: the summary of no order.
         warnings.filterwarnings("ignore", "No application metrics", UserWarning)
-        queue = cloud.deployment.function("QueueWorkerFunction")
+        queue = cloud.function("QueueWorkerFunction")
         for event in (
             "sqs-first-order",
             "sqs-two-copies",
@@ -107,7 +107,7 @@ def default_stack() -> Stack:
             "sqs-mixed-batch",
         ):
             queue.invoke(load_event(event))
-        workflow = cloud.deployment.function("WorkflowWorkerFunction")
+        workflow = cloud.function("WorkflowWorkerFunction")
         for payload in (
             {"id": "observed-order", "quantity": 1},
             {"id": "observed-order", "quantity": 1},

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.sqs.redrive import move_messages
+from localcloud.services.sqs.redrive import move_messages
 from localcloud.state import queue_depth
 from order_guard_tools.reads import stored
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import InProcessFunction, Invocation
+from localcloud.services.lambda_ import InProcessFunction, Invocation
 from order_guard_tools.project import ROOT
 from tests.support.order_guard import started
 from tests.support.sam_cli import container_environment
@@ -98,7 +98,7 @@ def run_like_sam_local_invoke(
     assert environment["AWS_ENDPOINT_URL"] == CONTAINER_ENDPOINT
     assert server.endpoint_url is not None
     environment["AWS_ENDPOINT_URL"] = server.endpoint_url
-    properties = server.deployment.function(logical_id)
+    properties = server.function(logical_id)
     function = InProcessFunction(  # a new container per invocation, as sam local invoke runs
         name=logical_id,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.template import Template, load
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import Template, load
 from localcloud.state import task_attempts
 from order_guard_tools import cli
 from order_guard_tools.cloud import OrderGuardCloud, order_guard_template
@@ -111,7 +111,7 @@ def test_a_command_playing_the_seed_workflow_refuses_parameters_without_fault_mo
 
 def test_samconfig_prod_parameters_reach_the_functions() -> None:
     with OrderGuardCloud(config_env="prod") as prod:
-        worker = prod.deployment.function("WorkflowWorkerFunction")
+        worker = prod.function("WorkflowWorkerFunction")
         assert worker.environment["FAULT_MODES_ENABLED"] == "false"
 
 
@@ -151,11 +151,11 @@ def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) 
 
 def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
     with OrderGuardCloud() as first:
-        first_module = first.deployment.function("QueueWorkerFunction")
+        first_module = first.function("QueueWorkerFunction")
         first_module.invoke(load_event("sqs-first-order"))
         module_a = first_module.module_globals
     with OrderGuardCloud() as second:
-        worker = second.deployment.function("QueueWorkerFunction")
+        worker = second.function("QueueWorkerFunction")
         worker.invoke(load_event("sqs-first-order"))
         assert worker.module_globals is not module_a
 
@@ -198,7 +198,7 @@ def test_a_store_order_timeout_is_retried_by_the_state_machine() -> None:
     from order_guard_tools.reads import run_execution
 
     with OrderGuardCloud() as cloud:
-        cloud.deployment.function("WorkflowWorkerFunction").timeout_s = 0
+        cloud.function("WorkflowWorkerFunction").timeout_s = 0
         described, history = run_execution(
             cloud, "timeout-order", {"id": "timeout-order", "quantity": 2}
         )

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import function_properties
+from localcloud.cloudformation.deployer import function_properties
 from tests.support.cloud import app_template, started
 from tests.support.paths import EVENTS, ROOT
 
@@ -90,7 +90,7 @@ def test_log_groups_follow_the_template(cloud: LocalCloud) -> None:
 
 
 def test_functions_get_globals_and_their_own_environment_resolved(cloud: LocalCloud) -> None:
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     assert worker.environment["ORDERS_TABLE_NAME"] == cloud.outputs["OrdersTableName"]
     assert worker.environment["ATTEMPTS_TABLE_NAME"] == cloud.outputs["AttemptsTableName"]
     assert worker.environment["FAULT_MODES_ENABLED"] == "true"  # samconfig [default]
@@ -107,7 +107,7 @@ def test_the_event_source_mapping_follows_the_template(cloud: LocalCloud) -> Non
     assert source.batch_size == int(cloud.template.parameters["BatchSize"])
     assert source.report_batch_item_failures is True
     assert source.queue_arn == cloud.outputs["JobsQueueArn"]
-    assert source.function is cloud.deployment.function("QueueWorkerFunction")
+    assert source.function is cloud.function("QueueWorkerFunction")
 
 
 def test_the_state_machine_is_the_asl_file_with_substitutions(cloud: LocalCloud) -> None:
@@ -156,7 +156,7 @@ def test_an_exception_becomes_the_runtime_error_envelope(cloud: LocalCloud) -> N
 def test_each_function_sees_only_its_own_environment(cloud: LocalCloud) -> None:
     import os
 
-    queue = cloud.deployment.function("QueueWorkerFunction")
+    queue = cloud.function("QueueWorkerFunction")
     assert "ATTEMPTS_TABLE_NAME" not in queue.environment
     before = dict(os.environ)
     queue.invoke(json.loads((EVENTS / "sqs-first-order.json").read_text()))
@@ -164,7 +164,7 @@ def test_each_function_sees_only_its_own_environment(cloud: LocalCloud) -> None:
 
 
 def test_invocation_logs_go_to_the_function_log_group(cloud: LocalCloud) -> None:
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     invocation = worker.invoke({"id": "logged-order", "quantity": 1})
     events = cloud.client("logs").filter_log_events(
         logGroupName=cloud.outputs["WorkflowWorkerLogGroupName"],

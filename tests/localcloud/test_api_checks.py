@@ -1,5 +1,5 @@
 """The local cloud refuses and reports what AWS refuses and reports
-(``localcloud.patches.sqs`` and ``.stepfunctions``) on Step Functions StartExecution
+(``localcloud.services.sqs.patches`` and ``.stepfunctions``) on Step Functions StartExecution
 names, StopExecution's error, cause and stopDate, and the characters SQS accepts in a
 message."""
 

@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import WorkerFunction, lookup
+from localcloud.services.lambda_ import WorkerFunction, lookup
 
 ROLE = "arn:aws:iam::123456789012:role/api-made"
 

@@ -25,7 +25,7 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud import patches
+from localcloud import services
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from order_guard import queue_worker
 from tests.support.aws import LambdaContext, scan_orders, sqs_record
@@ -52,7 +52,7 @@ def frequent_thread_switches() -> Iterator[None]:
 
 
 def test_the_local_cloud_makes_dynamodb_writes_atomic(server: LocalCloud) -> None:
-    assert patches.REGISTRY.installed()
+    assert services.patch_registry().installed()
 
 
 def _deps(server: LocalCloud) -> queue_worker.Dependencies:

@@ -11,9 +11,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from localcloud.cfn.deployer import deploy
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.template import Template
+from localcloud import services
+from localcloud.cloudformation.deployer import deploy
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import Template
 from tests.support.aws import REGION
 from tests.support.paths import ROOT
 
@@ -67,6 +68,7 @@ def deploy_small() -> Iterator[Deploy]:
         yield lambda template: deploy(
             template,
             lambda service: boto3.client(service, region_name=REGION),
+            providers=services.providers(),
             stack_name="small",
             region=REGION,
         )

@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.patches import dynamodb as dynamodb_patches
+from localcloud.services.dynamodb import patches as dynamodb_patches
 from localcloud.state.history import plain_item
 
 
@@ -116,7 +116,7 @@ def test_writes_of_two_functions_run_in_process_each_name_their_own(cloud: Local
         QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody='{"id": "w-q", "quantity": 1}'
     )
     (queued,) = [o for o in cloud.drain(timeout_s=30) if o.invocation is not None]
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     flowed = worker.invoke({"id": "w-f", "quantity": 1})
 
     (queue_write,) = [w for w in writes(cloud) if w["key"] == "w-q"]

@@ -14,9 +14,9 @@ from typing import Any
 import boto3
 import pytest
 
-from localcloud.lambda_runtime import InProcessFunction
-from localcloud.sqs.batches import MAX_PAYLOAD_BYTES, judge_response
-from localcloud.sqs.mapping import SqsEventSourceMapping
+from localcloud.services.lambda_ import InProcessFunction
+from localcloud.services.sqs.batches import MAX_PAYLOAD_BYTES, judge_response
+from localcloud.services.sqs.poller import SqsEventSourceMapping
 from tests.support.paths import FIXTURES
 
 ESM_FUNCTIONS = FIXTURES / "esm_functions"

@@ -10,8 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import deploy
-from localcloud.cfn.template import from_body
+from localcloud.cloudformation.template import from_body
 from tests.support.paths import ROOT
 
 BASIC = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
@@ -44,7 +43,7 @@ def test_sams_role_attaches_the_basic_execution_role_and_a_named_managed_policy(
     cloud: LocalCloud,
 ) -> None:
     template = from_body(function(["AWSLambdaExecute"]), {}, path=ROOT / "template.yaml")
-    deployment = deploy(template, cloud.client, stack_name="managed", region=cloud.region)
+    deployment = cloud.deploy(template, stack_name="managed")
     iam = cloud.client("iam")
     role = deployment.refs["FnRole"]
 
@@ -69,4 +68,4 @@ def test_an_aws_managed_policy_that_does_not_exist_is_refused_by_iam(cloud: Loca
         }
     }
     with pytest.raises(ClientError, match="NoSuchPolicy does not exist"):
-        deploy(from_body(body, {}), cloud.client, stack_name="missing", region=cloud.region)
+        cloud.deploy(from_body(body, {}), stack_name="missing")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from localcloud.cfn.exceptions import NotCreated, UnsupportedTemplate
-from localcloud.cfn.intrinsics import evaluate_conditions, resolve
+from localcloud.cloudformation.exceptions import NotCreated, UnsupportedTemplate
+from localcloud.cloudformation.intrinsics import evaluate_conditions, resolve
 from tests.support.cloud import app_template
 
 

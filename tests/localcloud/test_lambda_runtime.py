@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.lambda_runtime import InProcessFunction, Invocation, WorkerFunction
+from localcloud.services.lambda_ import InProcessFunction, Invocation, WorkerFunction
 from tests.support.paths import FIXTURES
 
 PROBES = FIXTURES / "runtime_probes"
@@ -60,7 +60,7 @@ SAME_EITHER_WAY = [
 def test_in_process_and_from_a_package_the_runtime_answers_the_same(
     handler: str, tmp_path: Path
 ) -> None:
-    """One runtime contract (``localcloud.lambda_runtime.contract``) for both kinds of
+    """One runtime contract (``localcloud.services.lambda_.runtime.contract``) for both kinds of
     execution environment: the same response bytes, or the same error type and message
     (stack traces name each copy's own files)."""
     here = function(handler).invoke({})

@@ -1,9 +1,10 @@
 """CloudWatch Logs filter patterns in the local cloud match as the AWS guide documents.
 
 Rules: the CloudWatch Logs user guide, "Filter pattern syntax for metric filters,
-subscription filters, filter log events, and Live Tail" (see ``localcloud.logs.filter_pattern``).
-Unit tests call :func:`localcloud.logs.filter_pattern.matches`; the last tests go through boto3
-and moto's ``FilterLogEvents`` with :mod:`localcloud.patches.logs` in force.
+subscription filters, filter log events, and Live Tail" (see
+``localcloud.services.logs.filter_pattern``). Unit tests call
+:func:`localcloud.services.logs.filter_pattern.matches`; the last tests go through boto3
+and moto's ``FilterLogEvents`` with :mod:`localcloud.services.logs.patches` in force.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from localcloud import patches
-from localcloud.logs.filter_pattern import FilterPatternError, matches
+from localcloud import services
+from localcloud.services.logs.filter_pattern import FilterPatternError, matches
 
 CONFLICT = json.dumps(
     {
@@ -411,9 +412,9 @@ STREAM = "2024/01/01/[$LATEST]abc"
 @pytest.fixture
 def logs() -> Iterator[Any]:
     """A moto log group with the two worker RESULT lines and a plain START line, and
-    moto's FilterLogEvents patched (:mod:`localcloud.patches.logs`)."""
+    moto's FilterLogEvents patched (:mod:`localcloud.services.logs.patches`)."""
     with mock_aws():
-        patches.install()
+        services.install()
         try:
             client = boto3.client("logs", region_name="us-east-1")
             client.create_log_group(logGroupName=GROUP)
@@ -429,7 +430,7 @@ def logs() -> Iterator[Any]:
             )
             yield client
         finally:
-            patches.uninstall()
+            services.uninstall()
 
 
 def _messages(client: Any, pattern: str) -> list[str]:

@@ -12,14 +12,16 @@ from moto.logs.models import LogStream
 from moto.sqs.models import SQSBackend
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
-from localcloud import patches
-from localcloud.patches import REGISTRY, Patch, PatchMismatch, Registry
+from localcloud import services
+from localcloud.patches.registry import Patch, PatchMismatch, Registry
+
+REGISTRY = services.patch_registry()
 
 
 @pytest.fixture
 def none_installed() -> Iterator[None]:
     """No local cloud's patches in force for the test; put back as found."""
-    users = patches._USERS
+    users = services._USERS
     if users:
         REGISTRY.uninstall()
     yield

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.parameters import samconfig_parameter_overrides
-from localcloud.cfn.template import load
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.parameters import samconfig_parameter_overrides
+from localcloud.cloudformation.template import load
 from tests.support.paths import ROOT
 from tests.support.sam_cli import deploy_parameter_overrides
 

@@ -9,10 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import deploy
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.template import from_body
-from localcloud.cfn.update import delete_resource
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import from_body
+from localcloud.cloudformation.update import delete_resource
 
 POLICY = {
     "Version": "2012-10-17",
@@ -43,7 +42,7 @@ def cloud(make_cloud: Callable[..., LocalCloud]) -> LocalCloud:
 
 def test_a_queue_policy_is_the_queues_policy_until_it_is_deleted(cloud: LocalCloud) -> None:
     template = from_body(body({"PolicyDocument": POLICY, "Queues": [{"Ref": "Q"}]}), {})
-    deployment = deploy(template, cloud.client, stack_name="qp", region=cloud.region)
+    deployment = cloud.deploy(template, stack_name="qp")
     url = deployment.refs["Q"]
     sqs = cloud.client("sqs")
 
@@ -60,4 +59,4 @@ def test_a_queue_policy_is_the_queues_policy_until_it_is_deleted(cloud: LocalClo
 def test_a_property_the_local_cloud_does_not_honour_is_refused_by_name(cloud: LocalCloud) -> None:
     template = from_body(body({"PolicyDocument": POLICY, "Queues": [{"Ref": "Q"}], "X": 1}), {})
     with pytest.raises(UnsupportedTemplate, match=r"^P\.X: AWS::SQS::QueuePolicy property"):
-        deploy(template, cloud.client, stack_name="qp-x", region=cloud.region)
+        cloud.deploy(template, stack_name="qp-x")

@@ -1,6 +1,6 @@
-"""SAM's own transform comes first (``localcloud.cfn.transform``): ``Globals`` merged as SAM
-merges them, and local ``CodeUri``/``DefinitionUri`` relative to the template's folder, as
-``sam build`` and ``sam deploy`` read them."""
+"""SAM's own transform comes first (``localcloud.cloudformation.transform``): ``Globals``
+merged as SAM merges them, and local ``CodeUri``/``DefinitionUri`` relative to the
+template's folder, as ``sam build`` and ``sam deploy`` read them."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from localcloud.account import LocalCloud
-from localcloud.cfn.deployer import deploy, function_properties
-from localcloud.cfn.exceptions import UnsupportedTemplate
-from localcloud.cfn.template import from_body, load
+from localcloud.cloudformation.deployer import function_properties
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import from_body, load
 
 
 def app(tmp_path: Path, log_format: str) -> Path:
@@ -67,7 +67,7 @@ def test_a_json_log_format_from_globals_is_refused_by_name_not_dropped(
     cloud = make_cloud()
     template = load(app(tmp_path, "JSON"), samconfig=None)
     with pytest.raises(UnsupportedTemplate, match=r"^Fn\.LoggingConfig\.LogFormat: "):
-        deploy(template, cloud.client, stack_name="json-logs", region=cloud.region)
+        cloud.deploy(template, stack_name="json-logs")
 
 
 def test_code_and_definition_are_read_from_the_templates_folder(
@@ -75,9 +75,7 @@ def test_code_and_definition_are_read_from_the_templates_folder(
 ) -> None:
     cloud = make_cloud()
     path = app(tmp_path, "Text")
-    deployment = deploy(
-        load(path, samconfig=None), cloud.client, stack_name="elsewhere", region=cloud.region
-    )
+    deployment = cloud.deploy(load(path, samconfig=None), stack_name="elsewhere")
     name = deployment.refs["Fn"]
 
     answer: Any = json.loads(
@@ -102,4 +100,4 @@ def test_a_code_uri_missing_from_the_templates_folder_is_refused_by_name(
     body["Resources"]["Fn"]["Properties"]["CodeUri"] = "no-such-folder/"
     template = from_body(body, {}, path=path)
     with pytest.raises(UnsupportedTemplate, match=r"^Fn\.CodeUri: .*no-such-folder"):
-        deploy(template, cloud.client, stack_name="missing-code", region=cloud.region)
+        cloud.deploy(template, stack_name="missing-code")

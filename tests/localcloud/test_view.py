@@ -55,7 +55,7 @@ def _rows(after_opening_tag: str) -> list[str]:
 def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> None:
     send(cloud, {"id": "shown-order", "quantity": 2})
     cloud.drain(timeout_s=30)
-    worker = cloud.deployment.function("WorkflowWorkerFunction")
+    worker = cloud.function("WorkflowWorkerFunction")
     worker.invoke({"id": "shown-flow", "quantity": 1})
 
     html = get(cloud, "/sections")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from localcloud import patches
+from localcloud import services
 from localcloud.account import LocalCloud
-from localcloud.cfn.template import Template, load
+from localcloud.cloudformation.template import Template, load
 from tests.support.aws import free_port
 from tests.support.paths import ROOT
 
@@ -69,6 +69,6 @@ def make_cloud() -> Iterator[Callable[..., LocalCloud]]:
 def patched() -> Iterator[None]:
     """The local cloud's patches of moto in force for the test (the refusals AWS makes,
     the filter-pattern language …), as a local cloud has them."""
-    patches.install()
+    services.install()
     yield
-    patches.uninstall()
+    services.uninstall()

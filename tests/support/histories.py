@@ -42,8 +42,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from localcloud import lambda_runtime
 from localcloud.account import LocalCloud
+from localcloud.services import lambda_ as lambda_runtime
 from order_guard.config import TOTAL_MAX_ATTEMPTS
 from order_guard_tools import faults
 from order_guard_tools.cloud import OrderGuardCloud

@@ -25,7 +25,7 @@ from samcli.commands.local.lib.local_lambda import LocalLambdaRunner
 from samcli.lib.providers.sam_function_provider import SamFunctionProvider
 from samcli.lib.providers.sam_stack_provider import SamLocalStackProvider
 
-from localcloud.cfn.parameters import samconfig_parameter_overrides
+from localcloud.cloudformation.parameters import samconfig_parameter_overrides
 
 
 def container_environment(

@@ -1,0 +1,220 @@
+"""The services the local cloud runs, one folder each (as LocalStack's ``services/<svc>/``):
+each holds that service's CloudFormation providers, its moto patches and its behaviour,
+and its ``__init__`` says what the service brings in ``SERVICE``
+(:class:`~localcloud.services.service.Service`).
+
+========================  ===============================================================
+:mod:`.lambda_`           the runtime and execution environments, the Lambda API, event
+                          source mappings
+:mod:`.sqs`               queues, the SQS poller of event source mappings, redrive
+:mod:`.dynamodb`          tables, atomic conditional writes and their write records
+:mod:`.stepfunctions`     state machines, the refusals AWS makes
+:mod:`.logs`              log groups and queries, delivery, the filter-pattern language
+:mod:`.iam`               roles and their policies
+:mod:`.cloudwatch`        alarms and dashboards
+:mod:`.sns`, :mod:`.kms`  topics and subscriptions, keys
+:mod:`.events`            rules
+========================  ===============================================================
+
+This module is the registry: the built-in services, and any a project or a test adds
+(:func:`register`, :func:`registered`; :func:`load` reads one from a folder of its own).
+From them come the providers the CloudFormation engine is handed (:func:`providers`), the
+one patch registry (:func:`patch_registry`, installed and uninstalled together by
+:func:`install` and :func:`uninstall`, counted: the last local cloud to stop uninstalls;
+``tests/localcloud/test_patches.py`` checks each patch by name), and the event source
+pollers Lambda's mappings use (:func:`event_sources`).
+
+May import: each service, the CloudFormation engine (its API's patches), the patch
+registry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from localcloud.cloudformation import api as cloudformation_api
+from localcloud.cloudformation.provider import Provider
+from localcloud.patches import botocore
+from localcloud.patches.registry import Patch, PatchMismatch, Registry
+from localcloud.services import (
+    cloudwatch,
+    dynamodb,
+    events,
+    iam,
+    kms,
+    lambda_,
+    logs,
+    sns,
+    sqs,
+    stepfunctions,
+)
+from localcloud.services.service import Service
+
+BUILT_IN: Final = (
+    lambda_.SERVICE,
+    sqs.SERVICE,
+    stepfunctions.SERVICE,
+    dynamodb.SERVICE,
+    logs.SERVICE,
+    iam.SERVICE,
+    cloudwatch.SERVICE,
+    sns.SERVICE,
+    kms.SERVICE,
+    events.SERVICE,
+)
+"""The services every local account runs."""
+CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES)
+"""The patches of no one service: the CloudFormation API (application change sets, the
+engine's) and the hook around moto's answer to every request."""
+
+_ADDED: list[Service] = []
+_LOCK = threading.RLock()
+_USERS = 0
+_REGISTRY: Registry | None = None
+
+
+def services() -> tuple[Service, ...]:
+    """The built-in services and those added, in that order."""
+    with _LOCK:
+        return (*BUILT_IN, *_ADDED)
+
+
+def register(service: Service) -> None:
+    """Add ``service`` to every local account started from now on.
+
+    Raises:
+        RuntimeError: a local cloud runs now (its patches are installed).
+        ValueError: a service of that name, or a provider of one of its types, is there.
+    """
+    global _REGISTRY
+    with _LOCK:
+        if _USERS:
+            raise RuntimeError("stop every local cloud before adding a service")
+        if any(known.name == service.name for known in services()):
+            raise ValueError(f"a service named {service.name} is registered already")
+        known_types = set(providers())
+        for provider in service.providers:
+            if provider.TYPE in known_types:
+                raise ValueError(f"{provider.TYPE} has a provider already")
+        _ADDED.append(service)
+        _REGISTRY = None
+
+
+def unregister(service: Service) -> None:
+    """Take an added service away (a built-in one cannot be).
+
+    Raises:
+        RuntimeError: a local cloud runs now.
+    """
+    global _REGISTRY
+    with _LOCK:
+        if _USERS:
+            raise RuntimeError("stop every local cloud before removing a service")
+        if service in _ADDED:
+            _ADDED.remove(service)
+            _REGISTRY = None
+
+
+@contextlib.contextmanager
+def registered(service: Service) -> Iterator[Service]:
+    """``service`` registered for the block (:func:`register`, then :func:`unregister`)."""
+    register(service)
+    try:
+        yield service
+    finally:
+        unregister(service)
+
+
+def load(folder: Path) -> Service:
+    """The ``SERVICE`` of a service folder of a project's own (a package: an
+    ``__init__.py`` defining ``SERVICE``), imported under the folder's name.
+
+    Raises:
+        ImportError: the folder is no importable package.
+        TypeError: it defines no ``SERVICE``.
+    """
+    name = f"localcloud_service_{folder.name}"
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{folder} is no package (it needs an __init__.py)")
+    module = sys.modules.get(name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    service = getattr(module, "SERVICE", None)
+    if not isinstance(service, Service):
+        raise TypeError(f"{folder}/__init__.py defines no SERVICE")
+    return service
+
+
+def providers() -> dict[str, Provider]:
+    """The provider of every type the services deploy, by CloudFormation type."""
+    return {provider.TYPE: provider for service in services() for provider in service.providers}
+
+
+def event_sources() -> dict[str, Callable[..., Any]]:
+    """The event source pollers the services offer Lambda, by source service name."""
+    return {name: make for service in services() for name, make in service.event_sources.items()}
+
+
+def patch_registry() -> Registry:
+    """The one registry of every patch: the core ones and each service's."""
+    global _REGISTRY
+    with _LOCK:
+        if _REGISTRY is None:
+            _REGISTRY = Registry(
+                [*CORE_PATCHES, *(patch for s in services() for patch in s.patches)],
+                checks=[check for s in services() for check in s.checks],
+            )
+        return _REGISTRY
+
+
+def install() -> None:
+    """Install every patch, for one more user (a local cloud starting).
+
+    Raises:
+        PatchMismatch: a replaced method moved or changed; nothing is installed.
+    """
+    global _USERS
+    with _LOCK:
+        if _USERS == 0:
+            patch_registry().install()
+        _USERS += 1
+
+
+def uninstall() -> None:
+    """One user less; the last one puts every original back."""
+    global _USERS
+    with _LOCK:
+        _USERS = max(0, _USERS - 1)
+        if _USERS == 0:
+            patch_registry().uninstall()
+
+
+__all__ = [
+    "BUILT_IN",
+    "CORE_PATCHES",
+    "Patch",
+    "PatchMismatch",
+    "Registry",
+    "Service",
+    "event_sources",
+    "install",
+    "load",
+    "patch_registry",
+    "providers",
+    "register",
+    "registered",
+    "services",
+    "uninstall",
+    "unregister",
+]

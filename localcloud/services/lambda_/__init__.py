@@ -1,0 +1,87 @@
+"""Lambda: functions run as the Lambda Python runtime runs them, the Lambda API that
+creates and invokes them, and the event source mappings that feed them.
+
+- the runtime (:mod:`.runtime`): the runtime contract, execution environments in this
+  process or in a worker process, the function's environment, its output, the account's
+  functions, and the listeners and hooks around every invocation;
+- the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
+  runtime; moto's own SQS trigger switched off;
+- event source mappings (:mod:`.event_source_mappings`): one poller per mapping, made by
+  the service its source belongs to;
+- whether a function's role lets Lambda create its log group (:mod:`.permissions`);
+- the CloudFormation types ``AWS::Lambda::Function``, ``EventSourceMapping`` and
+  ``Permission`` (:mod:`.providers`).
+
+May import: the CloudFormation engine's provider contract, the patch registry and
+:mod:`localcloud.text`; no other service.
+"""
+
+from typing import Final
+
+from localcloud.services.lambda_ import event_source_mappings, patches, providers
+from localcloud.services.lambda_.runtime import (
+    Function,
+    InProcessFunction,
+    Invocation,
+    InvocationListener,
+    LogSink,
+    Platform,
+    WorkerFunction,
+    access_key_for,
+    add_listener,
+    by_access_key,
+    clear,
+    extract,
+    invoke_through_api,
+    invoking,
+    invoking_function,
+    log_lines,
+    lookup,
+    platform,
+    register,
+    registered,
+    remove_listener,
+    runnable,
+    runtime_dir,
+    set_invoke_wrapper,
+    set_platform,
+    source_package,
+    timed_out,
+    unregister,
+)
+from localcloud.services.service import Service
+
+SERVICE: Final = Service("lambda", providers=providers.PROVIDERS, patches=patches.PATCHES)
+
+__all__ = [
+    "SERVICE",
+    "Function",
+    "InProcessFunction",
+    "Invocation",
+    "InvocationListener",
+    "LogSink",
+    "Platform",
+    "WorkerFunction",
+    "access_key_for",
+    "add_listener",
+    "by_access_key",
+    "clear",
+    "event_source_mappings",
+    "extract",
+    "invoke_through_api",
+    "invoking",
+    "invoking_function",
+    "log_lines",
+    "lookup",
+    "platform",
+    "register",
+    "registered",
+    "remove_listener",
+    "runnable",
+    "runtime_dir",
+    "set_invoke_wrapper",
+    "set_platform",
+    "source_package",
+    "timed_out",
+    "unregister",
+]

@@ -1,0 +1,354 @@
+"""moto's Lambda, made to run the account's functions.
+
+- ``LambdaSimpleBackend.invoke``: without Docker, moto's Lambda only echoes the event.
+  The invoke API (``aws lambda invoke``, Step Functions' ``lambda:invoke`` tasks) reaches
+  the function the local cloud runs (:mod:`localcloud.services.lambda_`) instead, with the
+  runtime's error header (``X-Amz-Function-Error: Unhandled``) so retriers and catchers
+  match by name, and ``LogType=Tail``'s last 4 KB of log. Nothing else in moto offers a
+  hook for it.
+- ``LambdaBackend.create_function``, ``update_function_code`` and ``delete_function``:
+  every function of the account runs its code, whoever made it (a template, ``sam
+  deploy``, ``aws lambda create-function``): the package moto stores is run in a worker
+  process (or in-process, for a from-source deploy's package), a new package in a new
+  execution environment, and a deleted function's environment goes.
+- ``LambdaBackend.update_function_configuration``: moto records it; the local cloud
+  applies it, or refuses what it cannot honour by name.
+- ``LambdaFunction.get_configuration``: ``LoggingConfig.LogGroup``, which ``sam logs -n``
+  reads and moto does not keep.
+- ``LambdaBackend.list_event_source_mappings``: ``--function-name`` takes a name, a
+  partial ARN or an ARN, as on AWS (moto matches what the mapping stored, an ARN).
+- ``LambdaBackend.create_event_source_mapping``, ``update_event_source_mapping`` and
+  ``delete_event_source_mapping``: a batch size over 10 needs a batching window, as on
+  AWS; moto's own SQS trigger (one record per call, partial batch responses ignored)
+  never runs: the account polls every mapping (:mod:`.event_source_mappings`).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from collections.abc import Mapping
+from typing import Any, Final
+
+from moto.awslambda.models import LambdaBackend, LambdaFunction
+from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.core.exceptions import JsonRESTError
+from moto.sqs.models import sqs_backends
+
+from localcloud.patches.registry import Method, Patch
+from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.runtime import (
+    Function,
+    invoke_through_api,
+    lookup,
+    register,
+    runnable,
+    unregister,
+)
+from localcloud.services.lambda_.runtime.environment import PLATFORM_KEYS, reserved_in
+
+HONOURED: Final = frozenset({"FunctionName", "Environment", "Timeout", "MemorySize", "Description"})
+IGNORED_LOCALLY: Final = frozenset({"Role", "RevisionId"})
+"""Accepted: IAM is not enforced by the local cloud."""
+
+
+def _invoke(original: Method) -> Method:
+    def invoke(
+        self: LambdaSimpleBackend,
+        function_name: str,
+        qualifier: str | None,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> bytes:
+        try:
+            function = lookup(function_name)
+        except KeyError:  # not a function the local cloud runs: moto's own behaviour,
+            # once the function exists (moto's simple backend echoes any name; AWS: 404)
+            self.get_function(function_name, qualifier)
+            echoed = original(self, function_name, qualifier, body, headers, response_headers)
+            return echoed.encode() if isinstance(echoed, str) else echoed or b""
+        event = json.loads(body) if body else {}
+        invocation = invoke_through_api(function, event)
+        if invocation.error:
+            response_headers["x-amz-function-error"] = "Unhandled"
+        response_headers["x-amz-executed-version"] = "$LATEST"
+        if str(_header(headers, "X-Amz-Log-Type")).lower() == "tail":
+            # LogType=Tail: the last 4 KB of the invocation's log, base64, as on AWS.
+            tail = "\n".join(invocation.log_lines).encode()[-4096:]
+            response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
+        return invocation.body
+
+    return invoke
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
+
+
+def _refuse(message: str) -> JsonRESTError:
+    return JsonRESTError("InvalidParameterValueException", message)
+
+
+def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
+    """The function moto holds, as the local cloud runs it: its stored package and its
+    configuration."""
+    return runnable(
+        name=function.function_name,
+        arn=function.function_arn,
+        package=function.code_bytes,
+        handler=str(function.handler),
+        environment={k: str(v) for k, v in (function.environment_vars or {}).items()},
+        timeout_s=int(function.timeout),
+        memory_mb=int(function.memory_size),
+        log_group=log_group or f"/aws/lambda/{function.function_name}",
+        region=function.region,
+    )
+
+
+def _create_function(original: Method) -> Method:
+    def create_function(self: LambdaBackend, spec: dict[str, Any]) -> LambdaFunction:
+        function: LambdaFunction = original(self, spec)
+        logging_config = spec.get("LoggingConfig") or {}
+        try:
+            register(_runnable(function, logging_config.get("LogGroup")))
+        except zipfile.BadZipFile:
+            self._lambdas.del_function(function.function_name)
+            raise _refuse(
+                "Could not unzip uploaded file. Please check your file, then try to upload again."
+            ) from None
+        return function
+
+    return create_function
+
+
+def _update_code(original: Method) -> Method:
+    def update_function_code(
+        self: LambdaBackend, function_name: str, qualifier: str, body: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        if body.get("ZipFile"):
+            package = base64.b64decode(body["ZipFile"])
+            if not zipfile.is_zipfile(io.BytesIO(package)):
+                raise _refuse(
+                    "Could not unzip uploaded file. Please check your file, then try to "
+                    "upload again."
+                )
+        response: dict[str, Any] | None = original(self, function_name, qualifier, body)
+        if body.get("DryRun"):
+            return response
+        function = self.get_function(function_name)
+        try:
+            log_group = lookup(function.function_name).log_group
+        except KeyError:
+            log_group = None
+        register(_runnable(function, log_group))  # a new execution environment
+        return response
+
+    return update_function_code
+
+
+def _delete_function(original: Method) -> Method:
+    def delete_function(
+        self: LambdaBackend, function_name: str, qualifier: str | None = None
+    ) -> None:
+        original(self, function_name, qualifier)
+        if qualifier in (None, "$LATEST"):
+            unregister(function_name.split(":function:")[-1].split(":")[0])
+
+    return delete_function
+
+
+def _update_configuration(original: Method) -> Method:
+    def update_function_configuration(
+        self: LambdaBackend, function_name: str, qualifier: str, body: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        try:
+            function = lookup(function_name)
+        except KeyError:
+            return original(self, function_name, qualifier, body)  # type: ignore[no-any-return]
+        unsupported = sorted(set(body) - HONOURED - IGNORED_LOCALLY)
+        if unsupported:
+            raise _refuse(
+                f"the local cloud cannot apply {', '.join(unsupported)} to {function.name}; "
+                "it applies Environment, Timeout, MemorySize and Description"
+            )
+        variables = body.get("Environment", {}).get("Variables")
+        if variables is not None:
+            reserved = reserved_in(variables)
+            if reserved:
+                raise _refuse(
+                    "Lambda was unable to configure your environment variables because the "
+                    "environment variables you have provided contains reserved keys that are "
+                    "currently not supported for modification. Reserved keys used in this "
+                    f"request: {', '.join(reserved)}"
+                )
+        response: dict[str, Any] | None = original(self, function_name, qualifier, body)
+        if variables is not None:
+            kept = {k: v for k, v in function.environment.items() if k in PLATFORM_KEYS}
+            function.environment = {**{k: str(v) for k, v in variables.items()}, **kept}
+        if "Timeout" in body:
+            function.timeout_s = int(body["Timeout"])
+        if "MemorySize" in body:
+            function.memory_mb = int(body["MemorySize"])
+        function.new_execution_environment()
+        return response
+
+    return update_function_configuration
+
+
+def _configuration(original: Method) -> Method:
+    def get_configuration(self: LambdaFunction, on_create: bool = False) -> dict[str, Any]:
+        config: dict[str, Any] = original(self, on_create)
+        try:
+            function = lookup(self.function_name)
+        except KeyError:
+            return config
+        config["LoggingConfig"] = {"LogFormat": "Text", "LogGroup": function.log_group}
+        return config
+
+    return get_configuration
+
+
+def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
+    batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
+    window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
+    if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
+        raise JsonRESTError(
+            "InvalidParameterValueException",
+            "Maximum batch window in seconds must be greater than 0 if maximum batch size is "
+            "greater than 10",
+        )
+
+
+def _create_mapping(original: Method) -> Method:
+    def create_event_source_mapping(self: LambdaBackend, spec: dict[str, Any]) -> Any:
+        _check_batching(spec)
+        esm = original(self, spec)
+        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
+            if queue.queue_arn == esm.event_source_arn:
+                # moto would invoke the function itself on every SendMessage, one record
+                # at a time, and delete the message whatever the response: we poll.
+                queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+        mappings.created(esm.get_configuration())
+        return esm
+
+    return create_event_source_mapping
+
+
+def _update_mapping(original: Method) -> Method:
+    def update_event_source_mapping(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> Any:
+        _check_batching(spec, self.get_event_source_mapping(uuid))
+        return original(self, uuid, spec)
+
+    return update_event_source_mapping
+
+
+def _delete_mapping(original: Method) -> Method:
+    def delete_event_source_mapping(self: LambdaBackend, uuid: str) -> Any:
+        deleted = original(self, uuid)
+        mappings.deleted(uuid)
+        return deleted
+
+    return delete_event_source_mapping
+
+
+def function_name_of(reference: str) -> str:
+    """The function name in a name, a partial ARN (``123456789012:function:name``) or an
+    ARN, with or without a qualifier (``:$LATEST``, an alias, a version), as the Lambda
+    API accepts each."""
+    if ":function:" in reference:
+        return reference.split(":function:", 1)[1].split(":", 1)[0]
+    return reference.split(":", 1)[0]
+
+
+def _list_mappings(original: Method) -> Method:
+    def list_event_source_mappings(
+        self: LambdaBackend, event_source_arn: str, function_name: str
+    ) -> Any:
+        listed = original(self, event_source_arn, None)
+        if not function_name:
+            return listed
+        wanted = function_name_of(function_name)
+        return [esm for esm in listed if function_name_of(esm.function_arn) == wanted]
+
+    return list_event_source_mappings
+
+
+PATCHES: Final = (
+    Patch(
+        LambdaSimpleBackend,
+        "invoke",
+        ("self", "function_name", "qualifier", "body", "headers", "response_headers"),
+        _invoke,
+        "the invoke API must run the function, not echo the event",
+    ),
+    Patch(
+        LambdaBackend,
+        "create_function",
+        ("self", "spec"),
+        _create_function,
+        "every function of the account runs its code, whoever created it",
+    ),
+    Patch(
+        LambdaBackend,
+        "update_function_code",
+        ("self", "function_name", "qualifier", "body"),
+        _update_code,
+        "the uploaded package runs from the next invocation on",
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_function",
+        ("self", "function_name", "qualifier"),
+        _delete_function,
+        "a deleted function's execution environment goes",
+    ),
+    Patch(
+        LambdaBackend,
+        "update_function_configuration",
+        ("self", "function_name", "qualifier", "body"),
+        _update_configuration,
+        "a configuration update must reach the function the local cloud runs",
+    ),
+    Patch(
+        LambdaFunction,
+        "get_configuration",
+        ("self", "on_create"),
+        _configuration,
+        "sam logs -n reads LoggingConfig.LogGroup",
+    ),
+    Patch(
+        LambdaBackend,
+        "create_event_source_mapping",
+        ("self", "spec"),
+        _create_mapping,
+        "the local cloud polls SQS as Lambda does; moto's own trigger must not run",
+    ),
+    Patch(
+        LambdaBackend,
+        "update_event_source_mapping",
+        ("self", "uuid", "spec"),
+        _update_mapping,
+        "a batch size over 10 needs a batching window, as on AWS",
+    ),
+    Patch(
+        LambdaBackend,
+        "list_event_source_mappings",
+        ("self", "event_source_arn", "function_name"),
+        _list_mappings,
+        "--function-name filters by name, partial ARN or ARN (moto compares the ARN only)",
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_event_source_mapping",
+        ("self", "uuid"),
+        _delete_mapping,
+        "a deleted mapping stops polling",
+    ),
+)

@@ -1,0 +1,187 @@
+"""Lambda's CloudFormation types, one provider each, all made through the Lambda API like
+any other (the account runs whatever the API holds: :mod:`.patches`):
+
+- ``AWS::Lambda::Function``: a function the account runs. Its code is the package
+  ``sam deploy`` uploaded to S3, or, for a from-source deploy, a package that says "run
+  me from source" (:func:`.runtime.packages.source_package`), which the SAM transform
+  step leaves as an S3 location in :data:`~localcloud.cloudformation.transform.LOCAL_PATHS`;
+- ``AWS::Lambda::EventSourceMapping``: a mapping the account polls (the SAM transform
+  makes one per ``SQS`` event of a function; :mod:`.event_source_mappings`);
+- ``AWS::Lambda::Permission``: a statement of a function's resource policy (the SAM
+  transform makes one per event source that invokes a function asynchronously, such as a
+  ``Schedule``), recorded with ``AddPermission``; IAM is not enforced locally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Mapping
+from typing import Any, Final
+
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.provider import (
+    Deployment,
+    Provider,
+    flag,
+    physical_name,
+    read_s3_object,
+    refuse_unknown,
+)
+from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
+from localcloud.services.lambda_ import event_source_mappings
+from localcloud.services.lambda_.runtime.environment import reserved_in
+from localcloud.services.lambda_.runtime.packages import source_package
+
+
+class FunctionProvider(Provider):
+    TYPE = "AWS::Lambda::Function"
+    PROPERTIES = frozenset(
+        {
+            "Code",
+            "Handler",
+            "Runtime",
+            "Role",
+            "Timeout",
+            "MemorySize",
+            "Architectures",
+            "TracingConfig",
+            "Environment",
+            "LoggingConfig",
+            "Description",
+            "Tags",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = physical_name(stack, logical_id, 64)
+        variables = {
+            k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()
+        }
+        reserved = reserved_in(variables)
+        if reserved:
+            raise UnsupportedTemplate(
+                f"{logical_id}.Environment.Variables.{reserved[0]}",
+                f"{', '.join(reserved)} reserved by Lambda: the deploy would fail",
+            )
+        logging_config = dict(properties.get("LoggingConfig", {}))
+        refuse_unknown(
+            logging_config,
+            {"LogGroup", "LogFormat"},
+            f"{logical_id}.LoggingConfig",
+            "LoggingConfig",
+        )
+        if logging_config.get("LogFormat", "Text") != "Text":
+            raise UnsupportedTemplate(
+                f"{logical_id}.LoggingConfig.LogFormat", "only Text is emulated locally"
+            )
+        log_group = str(logging_config.get("LogGroup") or f"/aws/lambda/{name}")
+        logs = stack.client("logs")
+        if not logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups"):
+            logs.create_log_group(logGroupName=log_group)
+        kwargs: dict[str, Any] = {
+            "FunctionName": name,
+            "Runtime": properties["Runtime"],
+            "Role": properties["Role"],
+            "Handler": properties["Handler"],
+            "Code": {"ZipFile": _package(stack, logical_id, properties["Code"])},
+            "Timeout": int(properties.get("Timeout", 3)),
+            "MemorySize": int(properties.get("MemorySize", 128)),
+            "Architectures": list(properties.get("Architectures", ["x86_64"])),
+            "Environment": {"Variables": variables},
+            "LoggingConfig": {"LogFormat": "Text", "LogGroup": log_group},
+        }
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        arn = stack.client("lambda").create_function(**kwargs)["FunctionArn"]
+        stack.refs[logical_id] = name
+        stack.attributes[(logical_id, "Arn")] = arn
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("lambda").delete_function(FunctionName=stack.refs[logical_id])
+
+
+def _package(stack: Deployment, logical_id: str, code: Mapping[str, Any]) -> bytes:
+    """The deployment package ``Code`` names: a source folder (a from-source deploy), or
+    the object ``sam deploy`` uploaded.
+
+    Raises:
+        UnsupportedTemplate: the folder or the object is missing, or is not a zip archive.
+    """
+    where = f"{logical_id}.Code"
+    refuse_unknown(code, {"S3Bucket", "S3Key", "S3ObjectVersion"}, where, "Code")
+    if code.get("S3Bucket") == LOCAL_PATHS:
+        folder = local_path(str(code["S3Key"]))
+        if not folder.is_dir():
+            raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{folder} is not a directory")
+        return source_package(folder)
+    package = read_s3_object(
+        stack, where, code["S3Bucket"], code["S3Key"], code.get("S3ObjectVersion")
+    )
+    if not zipfile.is_zipfile(io.BytesIO(package)):
+        raise UnsupportedTemplate(where, "the S3 object is not a zip archive")
+    return package
+
+
+class EventSourceMappingProvider(Provider):
+    TYPE = "AWS::Lambda::EventSourceMapping"
+    PROPERTIES = frozenset(
+        {"EventSourceArn", "FunctionName", "BatchSize", "FunctionResponseTypes", "Enabled"}
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        source = str(properties["EventSourceArn"])
+        polled = event_source_mappings.polled_services()
+        if source.split(":")[2:3] not in ([name] for name in polled):
+            raise UnsupportedTemplate(
+                f"{logical_id}.EventSourceArn",
+                f"only {', '.join(sorted(polled)).upper() or 'no'} event sources are "
+                "emulated locally",
+            )
+        enabled = flag(properties.get("Enabled", True))
+        if not enabled:
+            stack.notes.append(f"{logical_id}: Enabled is false, so nothing polls its queue")
+        uuid = stack.client("lambda").create_event_source_mapping(
+            FunctionName=str(properties["FunctionName"]),
+            EventSourceArn=source,
+            BatchSize=int(properties.get("BatchSize", 10)),
+            FunctionResponseTypes=list(properties.get("FunctionResponseTypes", [])),
+            Enabled=enabled,
+        )["UUID"]
+        stack.refs[logical_id] = uuid
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("lambda").delete_event_source_mapping(UUID=stack.refs[logical_id])
+
+
+class PermissionProvider(Provider):
+    TYPE = "AWS::Lambda::Permission"
+    PROPERTIES = frozenset({"Action", "FunctionName", "Principal", "SourceArn", "SourceAccount"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        statement = (
+            f"{stack.stack_name}-{logical_id}-"
+            + hashlib.sha256(f"{stack.stack_name}/{logical_id}".encode()).hexdigest()[:12]
+        )
+        kwargs = {
+            "FunctionName": str(properties["FunctionName"]),
+            "StatementId": statement,
+            "Action": str(properties["Action"]),
+            "Principal": str(properties["Principal"]),
+        }
+        for key in ("SourceArn", "SourceAccount"):
+            if key in properties:
+                kwargs[key] = str(properties[key])
+        stack.client("lambda").add_permission(**kwargs)
+        stack.refs[logical_id] = statement
+        stack.attributes[(logical_id, "FunctionName")] = kwargs["FunctionName"]
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("lambda").remove_permission(
+            FunctionName=stack.attributes[(logical_id, "FunctionName")],
+            StatementId=stack.refs[logical_id],
+        )
+
+
+PROVIDERS: Final = (FunctionProvider(), EventSourceMappingProvider(), PermissionProvider())

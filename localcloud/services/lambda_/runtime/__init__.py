@@ -1,0 +1,75 @@
+"""The Lambda runtime: functions run as the Lambda Python runtime runs them.
+
+Owns the runtime contract (:mod:`.contract`, awslambdaric's own rules for loading a
+handler, the error envelope and marshalling, and the service's ``START``/``END``/
+``REPORT`` lines), the two kinds of execution environment (:mod:`.inprocess`: from
+source, in this process; :mod:`.worker`: from a deployment package, in an interpreter of
+its own), the function's environment variables (:mod:`.environment`), whose output a line
+is (:mod:`.output`), Powertools' cold-start flags (:mod:`.powertools`) and the account's
+functions (:mod:`.registry`). The Lambda API reaches it through the moto patches
+(:mod:`localcloud.services.lambda_.patches`).
+
+May import: nothing else of the local cloud.
+"""
+
+from localcloud.services.lambda_.runtime.contract import log_lines
+from localcloud.services.lambda_.runtime.functions import (
+    Function,
+    Invocation,
+    InvocationListener,
+    LogSink,
+    timed_out,
+)
+from localcloud.services.lambda_.runtime.inprocess import InProcessFunction
+from localcloud.services.lambda_.runtime.output import invoking as invoking_function
+from localcloud.services.lambda_.runtime.packages import extract, source_package
+from localcloud.services.lambda_.runtime.registry import (
+    Platform,
+    access_key_for,
+    add_listener,
+    by_access_key,
+    clear,
+    invoke_through_api,
+    invoking,
+    lookup,
+    platform,
+    register,
+    registered,
+    remove_listener,
+    runnable,
+    set_invoke_wrapper,
+    set_platform,
+    unregister,
+)
+from localcloud.services.lambda_.runtime.worker import WorkerFunction, runtime_dir
+
+__all__ = [
+    "access_key_for",
+    "by_access_key",
+    "Function",
+    "Platform",
+    "clear",
+    "platform",
+    "runnable",
+    "set_platform",
+    "source_package",
+    "InProcessFunction",
+    "Invocation",
+    "InvocationListener",
+    "LogSink",
+    "WorkerFunction",
+    "add_listener",
+    "extract",
+    "invoke_through_api",
+    "invoking",
+    "invoking_function",
+    "log_lines",
+    "lookup",
+    "register",
+    "registered",
+    "remove_listener",
+    "runtime_dir",
+    "set_invoke_wrapper",
+    "timed_out",
+    "unregister",
+]

@@ -1,0 +1,234 @@
+"""A function the local cloud runs, and what the Lambda service does around every
+invocation, whichever way the handler runs.
+
+:class:`Function` is the service side, the same for both kinds of execution environment:
+one invocation at a time in the process (the environment variables are process-wide, so
+in-process functions behave like reserved concurrency 1), a new log stream per execution
+environment, the ``START``, ``END`` and ``REPORT`` lines (``Init Duration`` on a cold
+start), a timeout (``Sandbox.Timedout``), the lines delivered to the function's log group
+(cut at ``\\n`` only), and every invocation handed to the listeners (the live view's
+history). A subclass runs the handler: :class:`~localcloud.services.lambda_.runtime.inprocess.
+InProcessFunction` in this process, :class:`~localcloud.services.lambda_.runtime.worker.
+WorkerFunction` in an interpreter of its own; both through
+:mod:`~localcloud.services.lambda_.runtime.contract`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from localcloud.services.lambda_.runtime import contract
+from localcloud.services.lambda_.runtime.output import EnvironmentOutput
+
+INVOCATION_LOCK = threading.RLock()
+"""One invocation at a time in this process (see the module docstring)."""
+
+LogSink = Callable[[str, str, list[tuple[int, str]]], None]
+"""(log group, log stream, [(timestamp ms, message)]) → delivered."""
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One invocation's outcome, as the invoker receives it.
+
+    ``body`` is what the runtime posted (the response JSON, the raw bytes of a ``bytes``
+    result, or the error envelope's JSON); ``payload`` is that read back (the JSON value,
+    or the bytes); ``error`` means ``X-Amz-Function-Error: Unhandled``.
+    """
+
+    function_name: str
+    request_id: str
+    payload: Any
+    error: bool
+    log_lines: list[str]
+    duration_ms: float
+    body: bytes = b""
+    init_ms: float | None = None
+
+    @property
+    def error_type(self) -> str | None:
+        return self.payload.get("errorType") if self.error else None
+
+    def payload_bytes(self) -> bytes:
+        """The invoke response body."""
+        return self.body
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What an execution environment reports of one invocation: the runtime's outcome
+    (or an error envelope of the init, the exit or the timeout), what the environment
+    wrote, how long the init took on a cold start, and whether the environment is gone
+    (a failed init, an exit, a timeout: the next invocation starts a new one)."""
+
+    outcome: contract.Outcome
+    output: str
+    init_ms: float | None = None
+    timed_out: bool = False
+    gone: bool = False
+
+
+InvocationListener = Callable[["Function", Any, Invocation], None]
+"""(function, event, invocation) → called after every invocation (the live view)."""
+LISTENERS: list[InvocationListener] = []
+
+
+@dataclass(eq=False)
+class Function:
+    """One function: its configuration, its execution environment, its invocations."""
+
+    name: str
+    arn: str
+    code_uri: Path
+    """The task root: ``CodeUri`` of a from-source deploy, or the extracted package."""
+    handler: str
+    environment: Mapping[str, str]
+    timeout_s: int
+    memory_mb: int
+    log_group: str
+    region: str
+    log_sink: LogSink | None = None
+    output: EnvironmentOutput = field(default_factory=EnvironmentOutput, repr=False)
+    invoking: bool = field(default=False, repr=False)
+    invocations: int = field(default=0, repr=False)
+    log_stream: str = field(default="", repr=False)
+    current: tuple[str, Any] | None = field(default=None, repr=False)
+    """(request id, event) of the invocation in progress, if any."""
+    successor: Function | None = field(default=None, repr=False)
+    """The function that replaced this one (``UpdateFunctionCode``, a redeploy): an
+    invocation that reaches this one afterwards runs there, as on Lambda, where every
+    invocation after an update runs the new code (an event source mapping may have looked
+    the function up before the update and invoke after it)."""
+
+    def invoke(self, event: Any) -> Invocation:
+        """Run the handler on ``event`` (one invocation at a time in the process).
+
+        A function that invokes itself from inside an invocation gets another execution
+        environment for it, as on Lambda (an environment runs one invocation at a time):
+        the outer invocation keeps its output and its state. A function replaced since it
+        was looked up hands the invocation to its :attr:`successor`."""
+        with INVOCATION_LOCK:
+            if self.successor is not None:
+                return self.successor.invoke(event)
+            if self.invoking:
+                sibling = self.sibling()
+                try:
+                    return sibling.invoke(event)
+                finally:
+                    sibling._discard()
+            return self._invoke_locked(event)
+
+    def sibling(self) -> Function:
+        """The same function in a new execution environment of its own."""
+        raise NotImplementedError
+
+    def new_execution_environment(self) -> None:
+        """Discard the execution environment: the next invocation is a cold start, as on
+        Lambda after ``UpdateFunctionConfiguration`` or ``UpdateFunctionCode``. An
+        invocation in progress finishes in the old environment first."""
+        with INVOCATION_LOCK:
+            self._discard()
+
+    def close(self) -> None:
+        """The function is deleted: its execution environment goes."""
+        self.new_execution_environment()
+
+    # --- for the kinds of execution environment ------------------------------------------
+
+    @property
+    def warm(self) -> bool:
+        """Whether an execution environment exists (the next invocation is warm)."""
+        raise NotImplementedError
+
+    def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
+        raise NotImplementedError
+
+    def _discard(self) -> None:
+        raise NotImplementedError
+
+    def runtime_variables(self, *, traced: bool) -> dict[str, str]:
+        """The variables the handler sees (:func:`~localcloud.services.lambda_.runtime.environment.
+        runtime_variables`)."""
+        from localcloud.services.lambda_.runtime.environment import runtime_variables
+
+        return runtime_variables(
+            name=self.name,
+            memory_mb=self.memory_mb,
+            log_group=self.log_group,
+            log_stream=self.log_stream,
+            region=self.region,
+            task_root=str(self.code_uri),
+            handler=self.handler,
+            own=self.environment,
+            traced=traced,
+        )
+
+    # --- the service side ----------------------------------------------------------------
+
+    def _invoke_locked(self, event: Any) -> Invocation:
+        request_id = str(uuid.uuid4())
+        started = time.monotonic()
+        if not self.warm:
+            self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
+        body = json.dumps(event).encode()
+        self.current = (request_id, event)
+        try:
+            ran = self._run(body, request_id, contract.deadline_ms(self.timeout_s))
+        finally:
+            self.current = None
+        duration_ms = (time.monotonic() - started) * 1000 - (ran.init_ms or 0.0)
+        outcome = ran.outcome
+        lines = [contract.start_line(request_id), *contract.log_lines(ran.output)]
+        if ran.timed_out or duration_ms > self.timeout_s * 1000:
+            # In-process the timeout is reported, not enforced (a thread cannot be
+            # stopped): the invocation failed, whatever the handler returned.
+            envelope = contract.timeout_error(request_id, self.timeout_s)
+            outcome = contract.Outcome(json.dumps(envelope).encode(), "application/json", True)
+            lines.append(contract.timeout_line(request_id, self.timeout_s))
+        lines += [
+            contract.end_line(request_id),
+            contract.report_line(request_id, duration_ms, self.memory_mb, ran.init_ms),
+        ]
+        if ran.gone:
+            self._discard()
+        self.invocations += 1
+        if self.log_sink is not None:
+            now = int(time.time() * 1000)
+            self.log_sink(self.log_group, self.log_stream, [(now, x) for x in lines if x.strip()])
+        invocation = Invocation(
+            function_name=self.name,
+            request_id=request_id,
+            payload=outcome.payload(),
+            error=outcome.error,
+            log_lines=lines,
+            duration_ms=duration_ms,
+            body=outcome.body,
+            init_ms=ran.init_ms,
+        )
+        for listener in list(LISTENERS):
+            listener(self, event, invocation)
+        return invocation
+
+
+def timed_out(invocation: Invocation, function: Function) -> Invocation:
+    """``invocation`` as if it had outlived the function's timeout: its effects stay, its
+    result becomes the service's ``Sandbox.Timedout`` error (for fault injection)."""
+    envelope = contract.timeout_error(invocation.request_id, function.timeout_s)
+    return Invocation(
+        function_name=invocation.function_name,
+        request_id=invocation.request_id,
+        payload=envelope,
+        error=True,
+        log_lines=invocation.log_lines,
+        duration_ms=invocation.duration_ms,
+        body=json.dumps(envelope).encode(),
+        init_ms=invocation.init_ms,
+    )

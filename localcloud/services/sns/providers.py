@@ -1,0 +1,54 @@
+"""The service's CloudFormation types, one provider each:
+
+- ``AWS::SNS::Topic``: a topic, kept (with its subscriptions) by an update.
+- ``AWS::SNS::Subscription``: a subscription; an e-mail endpoint is sent nothing locally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from localcloud.cloudformation.provider import Deployment, Provider, physical_name
+
+
+class TopicProvider(Provider):
+    TYPE = "AWS::SNS::Topic"
+    PROPERTIES = frozenset({"DisplayName", "KmsMasterKeyId"})
+    KEPT = True
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = physical_name(stack, logical_id, 256)
+        attributes = {key: str(value) for key, value in properties.items()}
+        arn = stack.client("sns").create_topic(Name=name, Attributes=attributes)["TopicArn"]
+        stack.refs[logical_id] = arn
+        stack.attributes[(logical_id, "TopicArn")] = arn
+        stack.attributes[(logical_id, "TopicName")] = name
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("sns").delete_topic(TopicArn=stack.refs[logical_id])
+
+
+class SubscriptionProvider(Provider):
+    TYPE = "AWS::SNS::Subscription"
+    PROPERTIES = frozenset({"TopicArn", "Protocol", "Endpoint"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        arn = stack.client("sns").subscribe(
+            TopicArn=properties["TopicArn"],
+            Protocol=properties["Protocol"],
+            Endpoint=str(properties["Endpoint"]),
+            ReturnSubscriptionArn=True,
+        )["SubscriptionArn"]
+        stack.refs[logical_id] = arn
+        if properties["Protocol"] == "email":
+            stack.notes.append(
+                f"{logical_id}: SNS would e-mail {properties['Endpoint']} a confirmation "
+                "request; locally nothing is sent"
+            )
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("sns").unsubscribe(SubscriptionArn=stack.refs[logical_id])
+
+
+PROVIDERS: Final = (TopicProvider(), SubscriptionProvider())

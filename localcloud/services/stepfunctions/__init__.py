@@ -1,0 +1,18 @@
+"""Step Functions: moto's interpreter runs the executions (its ``lambda:invoke`` tasks
+reach the account's functions through :mod:`localcloud.services.lambda_.patches`); the
+refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`);
+``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
+
+May import: the engine's provider contract, the patch registry.
+"""
+
+from typing import Final
+
+from localcloud.services.service import Service
+from localcloud.services.stepfunctions import patches, providers
+
+SERVICE: Final = Service(
+    "states", providers=providers.PROVIDERS, patches=patches.PATCHES, checks=patches.CHECKS
+)
+
+__all__ = ["SERVICE"]

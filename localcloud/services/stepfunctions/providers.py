@@ -1,0 +1,72 @@
+"""``AWS::StepFunctions::StateMachine``: a state machine moto's interpreter executes; its
+``lambda:invoke`` tasks (and tasks whose ``Resource`` is a function ARN) reach the
+account's functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.provider import Deployment, Provider, physical_name, read_s3_object
+from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
+
+
+class StateMachineProvider(Provider):
+    TYPE = "AWS::StepFunctions::StateMachine"
+    PROPERTIES = frozenset(
+        {
+            "DefinitionS3Location",
+            "DefinitionString",
+            "Definition",
+            "DefinitionSubstitutions",
+            "RoleArn",
+            "StateMachineType",
+            "Tags",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        definition = _definition(stack, logical_id, properties)
+        for key, value in properties.get("DefinitionSubstitutions", {}).items():
+            definition = definition.replace(f"${{{key}}}", str(value))
+        name = physical_name(stack, logical_id, 80)
+        arn = stack.client("stepfunctions").create_state_machine(
+            name=name,
+            definition=definition,
+            roleArn=str(properties["RoleArn"]),
+            type=str(properties.get("StateMachineType", "STANDARD")),
+        )["stateMachineArn"]
+        stack.refs[logical_id] = arn
+        stack.attributes[(logical_id, "Arn")] = arn
+        stack.attributes[(logical_id, "Name")] = name
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("stepfunctions").delete_state_machine(stateMachineArn=stack.refs[logical_id])
+
+
+def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:
+    """The definition text: inline (``Definition``, ``DefinitionString``), a local file
+    (a from-source deploy's ``DefinitionUri``) or the object ``sam deploy`` uploaded."""
+    if "Definition" in properties:
+        return json.dumps(properties["Definition"])
+    if "DefinitionString" in properties:
+        return str(properties["DefinitionString"])
+    location = properties.get("DefinitionS3Location")
+    where = f"{logical_id}.DefinitionS3Location"
+    if not isinstance(location, Mapping):
+        raise UnsupportedTemplate(where, "a definition is needed")
+    if location.get("Bucket") == LOCAL_PATHS:
+        path = local_path(str(location["Key"]))
+        if not path.is_file():
+            raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
+        return path.read_text()
+    body = read_s3_object(
+        stack, where, location["Bucket"], location["Key"], location.get("Version")
+    )
+    return body.decode()
+
+
+PROVIDERS: Final = (StateMachineProvider(),)
