@@ -1,6 +1,6 @@
 """What a stored or received string may put on a terminal: its printable characters.
 
-Order ids, message bodies, function names and log lines come from whoever wrote them.
+Item keys, message bodies, function names and log lines come from whoever wrote them.
 Printed raw, ``\\x1b[2J`` clears the screen, ``\\r`` or ``\\n`` fakes a line, and a
 right-to-left override reorders what follows. :func:`printable` writes every such
 character as an escape instead; :func:`plain` also escapes rich's markup, for text that

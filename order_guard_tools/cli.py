@@ -1,7 +1,8 @@
-"""``python -m localcloud demo | serve | status | invoke | verify | env-vars | soak | bench |
-lab | lab-env | lab-check``: the argument parser; the commands are in
+"""``python -m order_guard_tools demo | serve | status | invoke | verify | env-vars | soak |
+bench | lab | lab-env | lab-check``: the argument parser; the commands are in
 :mod:`order_guard_tools.commands`, :mod:`order_guard_tools.labs.serve` and
-:mod:`order_guard_tools.labs.check`."""
+:mod:`order_guard_tools.labs.check` (``serve`` takes the local cloud's own server
+options)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from localcloud.cli import server_options
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.text import plain
 from order_guard_tools.commands import (
@@ -28,6 +30,7 @@ from order_guard_tools.commands import (
 )
 from order_guard_tools.labs.check import lab_check
 from order_guard_tools.labs.serve import lab, lab_env
+from order_guard_tools.project import STACK_NAME
 
 
 def _parameter_options(p: argparse.ArgumentParser) -> None:
@@ -57,7 +60,7 @@ def _visibility_option(p: argparse.ArgumentParser, default: int | None, note: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m order_guard_tools", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser(
@@ -68,27 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=demo)
 
     p = commands.add_parser("serve", help="keep the application deployed on 127.0.0.1:PORT")
-    p.add_argument("--port", type=int, default=5000)
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    p.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME[:PORT]",
-        help="another Host name the server answers for (repeat), e.g. host.docker.internal; "
-        "by default only 127.0.0.1, localhost and the bound address, with the port",
-    )
-    p.add_argument(
-        "--allow-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a web origin whose pages may call the server cross-origin (repeat), e.g. "
-        "http://localhost:3000; by default none",
-    )
-    p.add_argument("--stack-name", default="order-guard")
+    server_options(p)
+    p.add_argument("--stack-name", default=STACK_NAME)
     _parameter_options(p)
-    _visibility_option(p, None, "default: the template's")
     p.set_defaults(run=serve)
 
     p = commands.add_parser("invoke", help="the Docker-free counterpart of `sam local invoke`")
@@ -104,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--endpoint-url", help="a running `serve` (default: a fresh in-process local cloud)"
     )
-    p.add_argument("--stack-name", default="order-guard")
+    p.add_argument("--stack-name", default=STACK_NAME)
     p.add_argument("--region", default="us-east-1")
     p.set_defaults(run=invoke)
 
@@ -127,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p = commands.add_parser(
         "env-vars", help="print the sam local invoke --env-vars file for a stack's resources"
     )
-    p.add_argument("--stack-name", default="order-guard")
+    p.add_argument("--stack-name", default=STACK_NAME)
     p.add_argument("--region")
     p.add_argument("--endpoint-url", help="a running `serve` (default: the stack on AWS)")
     p.add_argument(

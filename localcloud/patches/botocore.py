@@ -4,7 +4,7 @@ moto answers botocore's ``before-send`` event through one handler,
 ``moto.core.models.botocore_stubber``, an instance of ``BotocoreStubber`` that moto puts
 in botocore's ``BUILTIN_HANDLERS``; every client the process makes calls it. The patched
 ``__call__`` runs moto's answer through the handler set with :func:`around_requests`
-(a project's own: Order Guard's fault injection sets one when it is first used),
+(a project's own: a fault injector sets one when it is first used),
 or answers directly when none is set.
 """
 

@@ -18,7 +18,9 @@ from localcloud.cloudformation.template import Template
 from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.scenarios import load_event
 from tests.support.observability import (
+    QUEUE_EVENTS,
     WORKERS,
+    WORKFLOW_PAYLOADS,
     alarms,
     query_definitions,
     query_sources,
@@ -100,22 +102,10 @@ def default_stack() -> Stack:
         # Powertools warns of an invocation without metrics: the summary of no order.
         warnings.filterwarnings("ignore", "No application metrics", UserWarning)
         queue = cloud.function("QueueWorkerFunction")
-        for event in (
-            "sqs-first-order",
-            "sqs-two-copies",
-            "sqs-conflicting-copy",
-            "sqs-mixed-batch",
-        ):
+        for event in QUEUE_EVENTS:
             queue.invoke(load_event(event))
         workflow = cloud.function("WorkflowWorkerFunction")
-        for payload in (
-            {"id": "observed-order", "quantity": 1},
-            {"id": "observed-order", "quantity": 1},
-            {"id": "observed-order", "quantity": 2},
-            {"id": "observed-order", "quantity": 0},
-            {"stage": "summary", "id": "observed-order"},
-            {"stage": "summary", "id": "never-stored"},
-        ):
+        for payload in WORKFLOW_PAYLOADS:
             workflow.invoke(payload)
         return read_stack(cloud)
 

@@ -3,6 +3,7 @@ runs the seed scenarios through the endpoint."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,7 @@ from order_guard_tools.scenarios import Report
 from order_guard_tools.verify import StackTarget, verify
 from tests.support.aws import free_port
 from tests.support.order_guard import started
+from tests.support.processes import python_module
 
 
 def failed(report: Report) -> list[str]:
@@ -106,51 +108,16 @@ def test_invoke_reaches_the_functions_of_a_running_server(
 
 
 def test_serve_prints_its_parameters_and_resources_and_stops_cleanly_on_sigint() -> None:
-    import queue
-    import signal
-    import subprocess
-    import sys
-    import threading
-
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "order_guard_tools",
-            "serve",
-            "--port",
-            str(port),
-            "--parameter-overrides",
-            "BatchSize=1",
-            "FaultModesEnabled=true",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    arguments = (
+        "--port",
+        str(port),
+        "--parameter-overrides",
+        "BatchSize=1",
+        "FaultModesEnabled=true",
     )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:  # readline() blocks: read on a thread, wait on the queue
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-
-    def read_until(marker: str, timeout_s: float) -> str:
-        seen = []
-        while True:
-            line = lines.get(timeout=timeout_s)  # raises queue.Empty on a silent hang
-            if line is None:
-                return "".join(seen)
-            seen.append(line)
-            if line.startswith(marker):
-                return "".join(seen)
-
-    try:
-        printed = read_until("Ctrl-C stops the server", timeout_s=60)
+    with python_module("order_guard_tools", "serve", *arguments) as server:
+        printed = server.read_until("Ctrl-C stops the server")
         assert f"listening on http://127.0.0.1:{port}" in printed
         rows = {tuple(line.split()) for line in printed.splitlines()}
         assert ("BatchSize", "1", "--parameter-overrides") in rows
@@ -163,10 +130,6 @@ def test_serve_prints_its_parameters_and_resources_and_stops_cleanly_on_sigint()
             "QueueWorkerFunctionName",
         ):
             assert output in printed
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
-        assert "stopping" in read_until("stopping", timeout_s=5)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=20) == 0
+        assert "stopping" in server.read_until("stopping", timeout_s=5)

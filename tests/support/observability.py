@@ -17,6 +17,19 @@ from order_guard.store import Decision
 
 ALARM = "AWS::CloudWatch::Alarm"
 WORKERS = ("QueueWorkerFunction", "WorkflowWorkerFunction")
+QUEUE_EVENTS = ("sqs-first-order", "sqs-two-copies", "sqs-conflicting-copy", "sqs-mixed-batch")
+"""Sample events (``events/``) that make the queue worker take every decision: accepted,
+duplicate, conflict and invalid."""
+WORKFLOW_PAYLOADS = (
+    {"id": "observed-order", "quantity": 1},
+    {"id": "observed-order", "quantity": 1},
+    {"id": "observed-order", "quantity": 2},
+    {"id": "observed-order", "quantity": 0},
+    {"stage": "summary", "id": "observed-order"},
+    {"stage": "summary", "id": "never-stored"},
+)
+"""Payloads that make the workflow worker take every decision, and its summary stage
+find an order and not find one."""
 
 
 class Declared(Protocol):

@@ -40,8 +40,10 @@ from tests.support.aws import REGION, create_table
 from tests.support.environment import default_template, function_environment
 from tests.support.handlers import invoke_cold
 from tests.support.observability import (
+    QUEUE_EVENTS,
     SERVICE_METRICS,
     WORKERS,
+    WORKFLOW_PAYLOADS,
     MetricUse,
     alarm_metric_uses,
     alarms,
@@ -82,17 +84,6 @@ class Emitted:
     namespace: str
     dimension_names: frozenset[str]
     names_by_service: Mapping[str, frozenset[str]]
-
-
-QUEUE_EVENTS = ("sqs-first-order", "sqs-two-copies", "sqs-conflicting-copy", "sqs-mixed-batch")
-WORKFLOW_PAYLOADS = (
-    {"id": "observed-order", "quantity": 1},
-    {"id": "observed-order", "quantity": 1},
-    {"id": "observed-order", "quantity": 2},
-    {"id": "observed-order", "quantity": 0},
-    {"stage": "summary", "id": "observed-order"},
-    {"stage": "summary", "id": "never-stored"},
-)
 
 
 @pytest.fixture(scope="module")

@@ -20,43 +20,12 @@ from localcloud.state import TABLE_PAGE_ITEMS
 from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.decisions import decision_of
 from order_guard_tools.report import render_status
+from tests.support.view import get, rows, send
 
 
 @pytest.fixture
 def cloud(make_cloud: Callable[..., OrderGuardCloud]) -> OrderGuardCloud:
     return make_cloud(visibility_timeout=1)
-
-
-def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
-    for body in bodies:
-        cloud.client("sqs").send_message(
-            QueueUrl=cloud.outputs["JobsQueueUrl"], MessageBody=json.dumps(body)
-        )
-
-
-def get(cloud: LocalCloud, path: str) -> str:
-    client = cloud.view_app().test_client()
-    response = client.get(path)
-    assert response.status_code == 200
-    return response.get_data(as_text=True)
-
-
-def rows(html: str, table: str) -> list[str]:
-    """The text of each row of one table (by its ``id``), tags removed."""
-    return _rows(html.split(f'<table id="{table}"', 1)[1])
-
-
-def table_rows(html: str, name: str) -> list[str]:
-    """The rows of the DynamoDB table ``name`` as the view shows it, tags removed."""
-    return _rows(html.split(f'data-table="{name}">', 1)[1])
-
-
-def _rows(after_opening_tag: str) -> list[str]:
-    body = after_opening_tag.split("</table>", 1)[0]
-    return [
-        " ".join(re.sub(r"<[^>]+>", " ", row).split())
-        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)[1:]
-    ]
 
 
 def test_decisions_show_newest_first_with_their_word_items_and_source(

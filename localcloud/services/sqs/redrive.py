@@ -2,16 +2,16 @@
 
 On AWS, move the dead-letter queue's messages back to the queue they came from with::
 
-    aws sqs start-message-move-task --source-arn <JobsDeadLetterQueueArn>
+    aws sqs start-message-move-task --source-arn <the dead-letter queue's ARN>
 
 (no destination: SQS returns each message to its original source queue). moto does not
 implement ``StartMessageMoveTask``, so the local cloud moves the messages itself, with
 the same effect: each message is sent again to the source queue with its body and
 message attributes unchanged, then deleted from the dead-letter queue.
 
-Because the worker is an idempotent consumer, a redrive is safe: a redriven copy of an
-order that is already stored is acknowledged as a duplicate, and a redriven conflict is
-reported again and returns to the dead-letter queue after ``maxReceiveCount`` receives.
+With an idempotent consumer a redrive is safe: a redriven copy of a message already
+handled is acknowledged as a duplicate, and one the consumer refuses returns to the
+dead-letter queue after ``maxReceiveCount`` receives.
 """
 
 from __future__ import annotations

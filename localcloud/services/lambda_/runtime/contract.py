@@ -311,7 +311,7 @@ def log_lines(text: str) -> list[str]:
 
     Not ``str.splitlines``, which also cuts at ``\\r``, ``\\v``, ``\\f``, ``\\x1c``–``\\x1e``,
     ``\\x85``, ``\\u2028`` and ``\\u2029``: Powertools writes JSON with
-    ``ensure_ascii=False``, so an order id holding one of them would cut its ``RESULT``
+    ``ensure_ascii=False``, so a logged value holding one of them would cut its JSON
     line in two; and the runtime joins the lines of one ``[ERROR]`` entry with ``\\r``."""
     lines = text.split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines

@@ -5,7 +5,7 @@ its process writes, from any thread, belongs to that invocation (a line written 
 invocations comes out with the next one, when Lambda thaws the environment). In-process
 the streams are shared with the server, the pollers and the tests, so the local cloud
 keeps the rule by *thread lineage*, never by thread id (ids are reused, and issue 18 lost
-47 of 600 ``RESULT`` lines to that):
+47 of 600 log lines of one test to that):
 
 - the invoking thread belongs to the environment for the length of the invocation
   (:func:`captured`);

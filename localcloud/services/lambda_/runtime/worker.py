@@ -3,8 +3,8 @@ package and what the Lambda Python runtime ships.
 
 Used for every function deployed from a zip (``sam deploy``, ``aws lambda
 create-function`` and ``update-function-code``): the zip must be all the function sees.
-In this process ``order_guard`` is already imported from ``src/`` and every package of
-the development environment is importable, so a dependency missing from
+In this process the application may already be imported from its source folder and every
+package of the development environment is importable, so a dependency missing from
 ``requirements.txt`` (or a module left out of the package) would import fine; an isolated
 ``sys.modules`` cannot hide site-packages from one thread while the server's threads use
 them. A worker started with ``python -I -S`` has only the extracted zip (the task root,

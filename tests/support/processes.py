@@ -1,0 +1,66 @@
+"""A server command in a subprocess, as a user starts it: its combined output read line
+by line on a thread (``readline`` blocks), so a test waits for a line with a timeout and a
+silent hang fails instead of stalling the suite."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.paths import ROOT
+
+
+@dataclass
+class Running:
+    """A started ``python -m <module> …`` and the lines it printed, in order."""
+
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str | None]
+
+    def read_until(self, marker: str, timeout_s: float = 60) -> str:
+        """Every line up to and including the first that starts with ``marker`` (or up to
+        the end of the output).
+
+        Raises:
+            queue.Empty: no line for ``timeout_s`` seconds.
+        """
+        seen = []
+        while (line := self.lines.get(timeout=timeout_s)) is not None:
+            seen.append(line)
+            if line.startswith(marker):
+                break
+        return "".join(seen)
+
+
+@contextlib.contextmanager
+def python_module(*arguments: str, cwd: Path = ROOT) -> Iterator[Running]:
+    """``python -m <arguments>`` running for the block; killed at its end if it still
+    runs."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=cwd,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        yield Running(process, lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
