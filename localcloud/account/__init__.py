@@ -25,9 +25,6 @@ May import: every package of the local cloud but :mod:`localcloud.cli`.
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,8 +35,10 @@ from moto.core.config import DefaultConfig, default_user_config
 from moto.moto_api._internal.models import moto_api_backend
 
 from localcloud import services
+from localcloud.account import pollers
+from localcloud.account.environ import SavedEnviron
 from localcloud.account.extension import Extension
-from localcloud.account.view import view_reader
+from localcloud.account.view import Watcher, view_reader
 from localcloud.cloudformation import changesets
 from localcloud.cloudformation import stacks as stack
 from localcloud.cloudformation.deployer import deploy
@@ -55,9 +54,8 @@ from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.permissions import log_group_creator
 from localcloud.services.logs import Delivery
 from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
-from localcloud.state import Seen, queue_empty, remember
+from localcloud.state import Seen, remember
 from localcloud.state.history import History
-from localcloud.text import say
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -126,13 +124,13 @@ class LocalCloud:
         self._server: LocalServer | None = None
         self.history = History()
         """Every invocation and DynamoDB write of this cloud (the live view's history)."""
-        self._saved_environ: dict[str, str | None] = {}
+        self._environ = SavedEnviron()
         self._deployment: Deployment | None = None
         self.stacks: list[Deployment] = []
         """Deployments made by change sets (``sam deploy`` to the server), in order."""
         self._served_deleted = False
         self._seen = Seen()
-        self._watcher: tuple[threading.Event, threading.Thread] | None = None
+        self._watcher: Watcher | None = None
         shown = title or (f"stack {stack_name}" if template is not None else "account")
         self._reader = view_reader(self, self.history, shown, self._seen, extensions=extensions)
 
@@ -161,19 +159,15 @@ class LocalCloud:
             for listener in extension.listeners:
                 lambda_runtime.add_listener(listener)
         dynamodb_writes.WRITE_LISTENERS.append(self.history.record_write)
-        # While the local cloud runs, the host's own AWS_* variables (a profile, an
-        # endpoint, real credentials) are hidden from everything in this process: the
-        # handlers it runs must reach only the emulator. stop() puts them back.
-        ours = {**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region}
-        self._hide_environ([n for n in os.environ if n.startswith("AWS_") and n not in ours])
-        self._set_environ(ours)
+        # The host's own AWS_* variables hidden while the cloud runs; stop() restores them.
+        self._environ.only_ours({**FAKE_CREDENTIALS, "AWS_DEFAULT_REGION": self.region})
         if self.server_port is None:
             self._mock = mock_aws(config=MOTO_CONFIG)
             self._mock.start()
             platform_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
-            self._set_environ({"MOTO_PORT": str(self.server_port)})
+            self._environ.set({"MOTO_PORT": str(self.server_port)})
             assert self.policy is not None
             # moto's backends are process-wide: a server started after another one in
             # this process starts empty, as a new emulator does (names are deterministic).
@@ -236,19 +230,8 @@ class LocalCloud:
         """Server mode: read the account every ``interval_s`` seconds in the background,
         as an open live view would, so that what is created and deleted between two looks
         (a lab's state machine, its executions) is still shown, as gone, afterwards."""
-        if self._watcher is not None:
-            return
-        stop = threading.Event()
-
-        def run() -> None:
-            while not stop.wait(interval_s):
-                try:
-                    self._reader({})
-                except Exception as exc:  # noqa: BLE001 - a read that fails now is retried
-                    say(f"[view] reading the account failed: {type(exc).__name__}: {exc}")
-
-        self._watcher = (stop, threading.Thread(target=run, name="localcloud-watch", daemon=True))
-        self._watcher[1].start()
+        if self._watcher is None:
+            self._watcher = Watcher(self._reader, interval_s)
 
     def remember_resources(self) -> None:
         """Note every queue, table and state machine the account holds now, so the live
@@ -281,9 +264,7 @@ class LocalCloud:
 
     def stop(self) -> None:
         if self._watcher is not None:
-            stop, thread = self._watcher
-            stop.set()
-            thread.join(timeout=30)
+            self._watcher.stop()
             self._watcher = None
         lambda_runtime.remove_listener(self.history.record)
         for extension in self.extensions:
@@ -304,12 +285,7 @@ class LocalCloud:
         if self._patched:
             self._patched = False
             services.uninstall()
-        for name, value in self._saved_environ.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        self._saved_environ.clear()
+        self._environ.restore()
 
     def __enter__(self) -> LocalCloud:
         try:
@@ -321,16 +297,6 @@ class LocalCloud:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _hide_environ(self, names: list[str]) -> None:
-        for name in names:
-            self._saved_environ.setdefault(name, os.environ.get(name))
-            os.environ.pop(name, None)
-
-    def _set_environ(self, values: Mapping[str, str]) -> None:
-        for name, value in values.items():
-            self._saved_environ.setdefault(name, os.environ.get(name))
-            os.environ[name] = value
 
     # --- access ----------------------------------------------------------------------
 
@@ -371,16 +337,8 @@ class LocalCloud:
 
     def event_sources(self, deployment: Deployment | None = None) -> list[SqsEventSourceMapping]:
         """The pollers of the SQS event source mappings of ``deployment`` (default: the
-        stack this cloud deployed), in template order."""
-        deployment = deployment or self.deployment
-        found = []
-        for logical_id, resource in deployment.template.resources.items():
-            mapping = resource.get("Type") == "AWS::Lambda::EventSourceMapping"
-            if mapping and logical_id in deployment.refs:
-                poller = mappings.get(str(deployment.refs[logical_id]))
-                if isinstance(poller, SqsEventSourceMapping):
-                    found.append(poller)
-        return found
+        stack this cloud deployed), in template order (:func:`.pollers.of`)."""
+        return pollers.of(deployment or self.deployment)
 
     @property
     def event_source(self) -> SqsEventSourceMapping:
@@ -418,28 +376,12 @@ class LocalCloud:
 
     def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
         """Run every enabled event source mapping of the account until its queue holds
-        nothing, visible or in flight.
-
-        Messages left for redelivery come back after the visibility timeout and are
-        polled again, until they are acknowledged or redriven to the dead-letter queue.
+        nothing, visible or in flight (:func:`.pollers.drain`).
 
         Raises:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
-        outcomes: list[BatchOutcome] = []
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            sources = [p for p in mappings.pollers() if isinstance(p, SqsEventSourceMapping)]
-            polled = [source.poll_once() for source in sources]
-            busy = [outcome for outcome in polled if outcome.invocation is not None]
-            outcomes.extend(busy)
-            if busy:
-                continue
-            active = [s for s in sources if s.enabled and not s.deleted]
-            if all(queue_empty(self, source.queue_url) for source in active):
-                return outcomes
-            time.sleep(idle_sleep_s)
-        raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")
+        return pollers.drain(self, timeout_s=timeout_s, idle_sleep_s=idle_sleep_s)
 
 
 __all__ = ["FAKE_CREDENTIALS", "MOTO_CONFIG", "Extension", "LocalCloud"]

@@ -2,12 +2,13 @@
 (:func:`~localcloud.state.account_state`), one page of each list of its history, as the
 page's query arguments choose, and what the account's extensions add.
 
-May import: :mod:`localcloud.state`, :mod:`localcloud.server.view` (the reader's shape)
-and :mod:`.extension`.
+May import: :mod:`localcloud.state`, :mod:`localcloud.server.view` (the reader's shape),
+:mod:`.extension` and :mod:`localcloud.text`.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from localcloud.account.extension import Extension, merged
 from localcloud.server import view as view_module
 from localcloud.state import Seen, Target, account_state
 from localcloud.state.history import History
+from localcloud.text import say
 
 
 def page_number(value: str | None) -> int:
@@ -60,3 +62,27 @@ def view_reader(
         return data
 
     return read
+
+
+class Watcher:
+    """Reads the account through ``read`` every ``interval_s`` seconds on a thread of its
+    own, as an open live view would, so that what is created and deleted between two
+    looks (a lab's state machine, its executions) is still shown, as gone, afterwards."""
+
+    def __init__(self, read: view_module.Reader, interval_s: float = 1.0) -> None:
+        self._stop = threading.Event()
+
+        def run() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    read({})
+                except Exception as exc:  # noqa: BLE001 - a read that fails now is retried
+                    say(f"[view] reading the account failed: {type(exc).__name__}: {exc}")
+
+        self._thread = threading.Thread(target=run, name="localcloud-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop reading, and wait (at most 30 s) for a read in progress."""
+        self._stop.set()
+        self._thread.join(timeout=30)
