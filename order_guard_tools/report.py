@@ -100,7 +100,9 @@ def dumps(value: Any) -> str:
 
 
 def render_status(console: Console, state: Mapping[str, Any]) -> None:
-    """The live view's sections as terminal tables (``python -m localcloud status``)."""
+    """The live view's sections as terminal tables (``python -m order_guard_tools status``);
+    the write decisions only where the server shows them (Order Guard's own server, not
+    a plain ``python -m localcloud serve``)."""
     console.rule(f"[bold]AWS View, local cloud, {plain(state.get('title'))}")
     pages = state.get("pages", {})
     _table(
@@ -120,22 +122,23 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         ["source", "function", "batch size", "state"],
         [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
     )
-    _table(
-        console,
-        f"Write decisions (newest first){_shown(pages.get('decisions'))}",
-        ["order id", "from", "decision", "item before", "item after"],
-        [
+    if "decisions" in state:
+        _table(
+            console,
+            f"Write decisions (newest first){_shown(pages.get('decisions'))}",
+            ["order id", "from", "decision", "item before", "item after"],
             [
-                d["order_id"],
-                d["source"],
-                f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
-                _item(d["before"]),
-                _item(d["after"]),
-            ]
-            for d in state["decisions"]
-        ],
-        markup_column=2,
-    )
+                [
+                    d["order_id"],
+                    d["source"],
+                    f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
+                    _item(d["before"]),
+                    _item(d["after"]),
+                ]
+                for d in state["decisions"]
+            ],
+            markup_column=2,
+        )
     _table(
         console,
         f"Writes to DynamoDB (newest first){_shown(pages.get('writes'))}",

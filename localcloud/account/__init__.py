@@ -229,13 +229,14 @@ class LocalCloud:
     def watch(self, interval_s: float = 1.0) -> None:
         """Server mode: read the account every ``interval_s`` seconds in the background,
         as an open live view would, so that what is created and deleted between two looks
-        (a lab's state machine, its executions) is still shown, as gone, afterwards."""
+        (a state machine a cleanup deleted, its executions) is still shown, as gone, afterwards."""
         if self._watcher is None:
             self._watcher = Watcher(self._reader, interval_s)
 
     def remember_resources(self) -> None:
         """Note every queue, table and state machine the account holds now, so the live
-        view lists one deleted before it first looked as gone (the stack's, a lab's)."""
+        view lists one deleted before it first looked as gone (the stack's, or one made
+        through the API)."""
         remember(self, self._seen)
 
     def _adopt(self, deployment: Deployment, previous: Deployment | None) -> None:
@@ -375,8 +376,9 @@ class LocalCloud:
         mappings.start(idle_wait_seconds)
 
     def drain(self, *, timeout_s: float = 120.0, idle_sleep_s: float = 0.1) -> list[BatchOutcome]:
-        """Run every enabled event source mapping of the account until its queue holds
-        nothing, visible or in flight (:func:`.pollers.drain`).
+        """Run every enabled SQS event source mapping of the account until its queue holds
+        nothing, visible or in flight (:func:`.pollers.drain`; the one kind of source the
+        account polls today).
 
         Raises:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.

@@ -17,12 +17,16 @@ from localcloud.state import Target, queue_empty
 
 def of(deployment: Deployment) -> list[SqsEventSourceMapping]:
     """The pollers of the SQS event source mappings ``deployment`` made, in template
-    order (a mapping deleted since is still listed, marked ``deleted``)."""
+    order (a mapping deleted since is still listed, marked ``deleted``; one the account
+    does not poll, such as a queue of another region, is not)."""
     found = []
     for logical_id, resource in deployment.template.resources.items():
         mapping = resource.get("Type") == "AWS::Lambda::EventSourceMapping"
         if mapping and logical_id in deployment.refs:
-            poller = mappings.get(str(deployment.refs[logical_id]))
+            try:
+                poller = mappings.get(str(deployment.refs[logical_id]))
+            except KeyError:
+                continue
             if isinstance(poller, SqsEventSourceMapping):
                 found.append(poller)
     return found

@@ -67,7 +67,8 @@ def view_reader(
 class Watcher:
     """Reads the account through ``read`` every ``interval_s`` seconds on a thread of its
     own, as an open live view would, so that what is created and deleted between two
-    looks (a lab's state machine, its executions) is still shown, as gone, afterwards."""
+    looks (a state machine a cleanup deleted, its executions) is still shown, as gone,
+    afterwards."""
 
     def __init__(self, read: view_module.Reader, interval_s: float = 1.0) -> None:
         self._stop = threading.Event()

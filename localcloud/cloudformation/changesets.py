@@ -177,7 +177,8 @@ def plan(
 ) -> tuple[Template, Template, list[Change]]:
     """Parse and check an application template, apply the SAM transform, and list the
     resources CloudFormation would add, as the transform names them
-    (a function's ``SQS`` event ``Jobs`` is ``<Function>Jobs``, its event source mapping).
+    (a function's ``SQS`` event ``<Event>`` is ``<Function><Event>``, its event source
+    mapping).
 
     Returns:
         The template as written, as deployed (transformed), and the changes.

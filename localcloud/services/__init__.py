@@ -31,6 +31,7 @@ registry.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import sys
 import threading
@@ -90,7 +91,8 @@ def register(service: Service) -> None:
 
     Raises:
         RuntimeError: a local cloud runs now (its patches are installed).
-        ValueError: a service of that name, or a provider of one of its types, is there.
+        ValueError: a service of that name, a provider of one of its types, or a patch
+            of one of its methods, is there.
     """
     global _REGISTRY
     with _LOCK:
@@ -102,6 +104,11 @@ def register(service: Service) -> None:
         for provider in service.providers:
             if provider.TYPE in known_types:
                 raise ValueError(f"{provider.TYPE} has a provider already")
+        patched = {(id(p.owner), p.name) for s in services() for p in s.patches}
+        patched.update((id(p.owner), p.name) for p in CORE_PATCHES)
+        for patch in service.patches:
+            if (id(patch.owner), patch.name) in patched:
+                raise ValueError(f"{patch.where} is patched already")
         _ADDED.append(service)
         _REGISTRY = None
 
@@ -133,23 +140,34 @@ def registered(service: Service) -> Iterator[Service]:
 
 def load(folder: Path) -> Service:
     """The ``SERVICE`` of a service folder of a project's own (a package: an
-    ``__init__.py`` defining ``SERVICE``), imported under the folder's name.
+    ``__init__.py`` defining ``SERVICE``), imported once per folder, under a module name
+    of its own (two folders of the same name are two services).
 
     Raises:
-        ImportError: the folder is no importable package.
+        ImportError: the folder is no package (no ``__init__.py``).
         TypeError: it defines no ``SERVICE``.
+        Exception: whatever its ``__init__.py`` raised (nothing of it stays imported).
     """
-    name = f"localcloud_service_{folder.name}"
-    spec = importlib.util.spec_from_file_location(
-        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{folder} is no package (it needs an __init__.py)")
+    path = folder.resolve()
+    if not (path / "__init__.py").is_file():
+        raise ImportError(f"{folder} is no package: it has no __init__.py")
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    name = f"localcloud_service_{path.name}_{digest}"
     module = sys.modules.get(name)
     if module is None:
+        spec = importlib.util.spec_from_file_location(
+            name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+        if spec is None or spec.loader is None:  # pragma: no cover - an existing .py file
+            raise ImportError(f"{folder}/__init__.py cannot be imported")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            for loaded in [m for m in sys.modules if m == name or m.startswith(f"{name}.")]:
+                del sys.modules[loaded]
+            raise
     service = getattr(module, "SERVICE", None)
     if not isinstance(service, Service):
         raise TypeError(f"{folder}/__init__.py defines no SERVICE")

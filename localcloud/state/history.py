@@ -5,7 +5,7 @@ runtime listener), and each ``PutItem``, ``UpdateItem`` and ``DeleteItem`` as Dy
 decided it, whoever's code made it (:func:`History.record_write`, which the account makes
 a write listener of :mod:`localcloud.services.dynamodb.patches`), naming the function, request and
 message when one of the account's functions made it. The live view and ``status`` keep
-all of it after the log groups, queues or tables it came from are deleted (a lab's
+all of it after the log groups, queues or tables it came from are deleted (a
 cleanup step). Memory only: it ends with the server. A project that reads more out of
 its functions' invocations (their log lines) adds a listener of its own, and pages its
 rows with :func:`page`.

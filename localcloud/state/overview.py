@@ -1,7 +1,7 @@
 """The account at a glance, for ``status`` and the live view: every queue with its
 depths, the event source mappings, one page of each table, each state machine with its
-newest executions and their task events, whoever made them (the stack, ``sam deploy``, a
-lab's AWS CLI commands). A resource seen once and deleted since stays listed as gone. A
+newest executions and their task events, whoever made them (the stack, ``sam deploy``,
+AWS CLI commands). A resource seen once and deleted since stays listed as gone. A
 bounded read whatever the account holds (the first :data:`RESOURCES_SHOWN` of each kind,
 one ``Scan`` page per table, the newest executions, long texts cut).
 """
@@ -127,7 +127,13 @@ def table_page(
         key = [k["AttributeName"] for k in table.get("KeySchema", [])]
         types = {a["AttributeName"]: a["AttributeType"] for a in table["AttributeDefinitions"]}
         single = len(key) == 1 and types.get(key[0]) == "S"
-        first = None if start is None else {key[0]: {"S": start}} if single else _start(start, key)
+        first = (
+            None
+            if start is None
+            else {key[0]: {"S": start}}
+            if single
+            else _start(start, key, types)
+        )
         if first is not None:
             kwargs["ExclusiveStartKey"] = first
         page = dynamodb.scan(**kwargs)
@@ -161,14 +167,32 @@ def page_key(last: Mapping[str, Any] | None, single: bool) -> str | None:
     return json.dumps(last, sort_keys=True, separators=(",", ":"))
 
 
-def _start(text: str, key: list[str]) -> Any:
-    """``ExclusiveStartKey`` from a JSON page key; a key that is not one (a hand-typed
-    URL) starts at the first page."""
+def _start(text: str, key: list[str], types: Mapping[str, str]) -> dict[str, Any] | None:
+    """``ExclusiveStartKey`` from a JSON page key: each of the key's attributes with a
+    value of its declared type (``{"pk": {"S": "a"}, "n": {"N": "3"}}``). Anything else
+    (a hand-typed or edited URL) is ``None``: the first page."""
     try:
         parsed = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
-    return parsed if isinstance(parsed, dict) and sorted(parsed) == sorted(key) else None
+    if not isinstance(parsed, dict) or sorted(parsed) != sorted(key):
+        return None
+    for attribute, value in parsed.items():
+        kind = types.get(attribute, "S")
+        if not (isinstance(value, dict) and list(value) == [kind]):
+            return None
+        inner = value[kind]
+        if not isinstance(inner, str) or (kind == "N" and not _number(inner)):
+            return None
+    return parsed
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 HISTORY_EVENTS_SHOWN = 200
@@ -230,7 +254,7 @@ def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:
 class Seen:
     """What the account has held: a queue, table or state machine listed once and deleted
     since is still shown, as gone, a state machine with the executions last read (the
-    history stays after a lab's cleanup)."""
+    history stays after a cleanup)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

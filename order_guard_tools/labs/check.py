@@ -1,4 +1,4 @@
-"""``python -m localcloud lab-check``: which of the running lab's expectations hold now.
+"""``python -m order_guard_tools lab-check``: which of the running lab's expectations hold now.
 
 It asks the running ``make lab`` which lab it serves (the live view's ``state.json``),
 then tells, step by step, each expectation the lab's text sets after a command block, as

@@ -1,5 +1,5 @@
-"""``python -m localcloud lab q05|ev05`` and ``lab-env``: a seed lab's machine on the local
-cloud, and the shell line that points the lab's AWS CLI commands at it.
+"""``python -m order_guard_tools lab q05|ev05`` and ``lab-env``: a seed lab's machine on the
+local cloud, and the shell line that points the lab's AWS CLI commands at it.
 
 ``lab`` starts a fresh, empty local AWS account on 127.0.0.1:PORT (5000: the Q05 lab's
 own code calls that port), makes what the lab says its machine provides

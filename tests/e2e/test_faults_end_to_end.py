@@ -4,7 +4,7 @@ exactly the order the first write stored.
 
 Each fault fails ``TOTAL_MAX_ATTEMPTS`` (2) requests: one whole DynamoDB call, botocore's
 own retry included, so the failure reaches the worker and then Step Functions or the
-event source mapping (``localcloud/faults`` says what each kind does).
+event source mapping (``order_guard_tools/faults.py`` says what each kind does).
 """
 
 from __future__ import annotations

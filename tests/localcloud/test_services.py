@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 
 import boto3
 import pytest
@@ -96,3 +97,41 @@ def test_no_service_is_added_or_taken_away_while_a_cloud_runs() -> None:
     with started(template=None), pytest.raises(RuntimeError, match="stop every local cloud"):
         services.register(toy)
     assert toy not in services.services()
+
+
+def test_a_service_that_patches_a_method_patched_already_is_refused() -> None:
+    toy = services.load(TOY)
+    (patch,) = toy.patches
+    with (
+        services.registered(toy),
+        pytest.raises(ValueError, match=r"SimpleSystemManagerBackend\.put_parameter is patched"),
+    ):
+        services.register(Service("toy-again", patches=(patch,)))
+    send = next(p for p in services.sqs.SERVICE.patches if p.name == "send_message")
+    with pytest.raises(ValueError, match=r"SQSBackend\.send_message is patched already"):
+        services.register(Service("sqs-again", patches=(send,)))
+
+
+def test_two_folders_of_one_name_are_two_services_and_a_broken_one_says_why(
+    tmp_path: Path,
+) -> None:
+    for folder, name in ((tmp_path / "a" / "toy", "first"), (tmp_path / "b" / "toy", "second")):
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text(
+            f"from localcloud.services.service import Service\nSERVICE = Service({name!r})\n"
+        )
+    assert services.load(tmp_path / "a" / "toy").name == "first"
+    assert services.load(tmp_path / "b" / "toy").name == "second"
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise RuntimeError('the service cannot start')\n")
+    for _ in range(2):  # nothing half-imported stays behind to hide the cause
+        with pytest.raises(RuntimeError, match="the service cannot start"):
+            services.load(broken)
+    with pytest.raises(ImportError, match="has no __init__.py"):
+        services.load(tmp_path)
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "__init__.py").write_text("")
+    with pytest.raises(TypeError, match="defines no SERVICE"):
+        services.load(tmp_path / "nothing")

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from localcloud.account import Extension, LocalCloud
 from localcloud.server.view import ViewPart, short
+from localcloud.state import TABLE_PAGE_ITEMS
 from tests.support.view import get, rows, send, table_rows
 
 
@@ -99,6 +102,24 @@ def test_a_projects_section_is_shown_with_its_data_and_filter_escaped(
     assert html.index("Notes") < html.index("Writes to DynamoDB")
 
 
+@pytest.mark.parametrize("name", ["notes.html", "notes.j2", "notes"])
+def test_a_section_is_escaped_whatever_its_file_is_named(
+    make_cloud: Callable[..., LocalCloud], tmp_path: Path, name: str
+) -> None:
+    """Flask escapes only templates named .html and a few more; a project's section may
+    be named otherwise, and what it shows comes from whoever wrote it (a key, a body)."""
+    (tmp_path / name).write_text('<p id="shown">{{ note }}</p>')
+    extension = Extension(
+        view=ViewPart(tmp_path, (name,)), read=lambda args: {"note": "<script>alert(1)</script>"}
+    )
+    cloud = make_cloud(template=None, extensions=[extension])
+
+    html = get(cloud, "/sections")
+
+    assert '<p id="shown">&lt;script&gt;alert(1)&lt;/script&gt;</p>' in html
+    assert "<script>alert(1)" not in html
+
+
 def test_a_section_may_not_take_a_name_the_view_has(tmp_path: Path) -> None:
     from localcloud.server.view import create_app
 
@@ -136,3 +157,50 @@ def test_an_execution_input_of_megabytes_is_cut_in_every_refresh(cloud: LocalClo
     )
     for path in ("/state.json", "/sections"):
         assert len(get(cloud, path)) < 100_000
+
+
+def test_a_table_is_paged_by_its_own_key_and_a_hand_typed_key_starts_at_page_one(
+    make_cloud: Callable[..., LocalCloud],
+) -> None:
+    """One page per refresh (``TABLE_PAGE_ITEMS``), whatever the table's key: a key of one
+    string is given as its value, any other as the JSON of ``LastEvaluatedKey``; a page
+    key that is not one of the table's (edited, or of the wrong types) is the first page,
+    never an error."""
+    cloud = make_cloud(template=None)
+    dynamodb = cloud.client("dynamodb")
+    dynamodb.create_table(
+        TableName="events",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "n", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for n in range(TABLE_PAGE_ITEMS + 5):
+        dynamodb.put_item(TableName="events", Item={"pk": {"S": "p"}, "n": {"N": str(n)}})
+
+    def page(after: str | None = None) -> dict[str, Any]:
+        query = "" if after is None else "?" + urllib.parse.urlencode({"after.events": after})
+        (table,) = json.loads(get(cloud, f"/state.json{query}"))["tables"]
+        return dict(table)
+
+    first = page()
+    assert len(first["items"]) == TABLE_PAGE_ITEMS
+    assert first["columns"][:2] == ["pk", "n"]  # the key first
+    assert json.loads(first["next"]) == {"pk": {"S": "p"}, "n": {"N": "24"}}
+    second = page(first["next"])
+    assert [item["n"] for item in second["items"]] == list(range(TABLE_PAGE_ITEMS, 30))
+    assert second["next"] is None
+    for edited in (
+        "not json",
+        '{"pk": {"S": "p"}}',
+        '{"pk": {"S": "p"}, "n": {"S": "24"}}',
+        '{"pk": {"S": "p"}, "n": {"N": "abc"}}',
+        '{"pk": "p", "n": 24}',
+        "[]",
+    ):
+        assert page(edited)["items"] == first["items"], edited

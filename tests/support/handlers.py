@@ -1,8 +1,9 @@
 """A handler run cold, as a new execution environment runs it: its module imported anew
-with exactly the environment it is given (module-scope configuration, clients and
-Powertools' settings are read then, as on Lambda's INIT), then called once with a Lambda
-context. A raised exception becomes the error envelope the Lambda Python runtime makes
-(awslambdaric's ``build_fault_result``: ``errorType`` is the class's unqualified name).
+with the function's environment and the variables Lambda itself defines (module-scope
+configuration, clients and Powertools' settings are read then, as on Lambda's INIT),
+then called once with a Lambda context. A raised exception becomes the error envelope
+the Lambda Python runtime makes (awslambdaric's ``build_fault_result``: ``errorType`` is
+the class's unqualified name).
 What it writes is captured as Lambda sends it to the log group: what it prints (the EMF
 metrics Powertools flushes) and what its module's Powertools ``logger`` writes (a logger
 of the same service reuses the handler it had, so its stream is pointed here for the call).
@@ -36,10 +37,48 @@ class ColdInvocation:
     lines: list[str]
 
 
-def invoke_cold(handler: str, environment: Mapping[str, str], event: Any) -> ColdInvocation:
+def runtime_variables(
+    handler: str, *, function_name: str, memory_mb: int, task_root: str, region: str
+) -> dict[str, str]:
+    """What Lambda sets in every Python function's environment (Lambda developer guide,
+    "Defined runtime environment variables"); a function may set none of them."""
+    return {
+        "_HANDLER": handler,
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
+        "AWS_LAMBDA_FUNCTION_NAME": function_name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{function_name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "2026/12/01/[$LATEST]cold",
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        "LAMBDA_TASK_ROOT": task_root,
+    }
+
+
+def invoke_cold(
+    handler: str,
+    environment: Mapping[str, str],
+    event: Any,
+    *,
+    function_name: str = "test-function",
+    memory_mb: int = 256,
+    task_root: str = "/var/task",
+    region: str = "us-east-1",
+) -> ColdInvocation:
     """Import ``handler``'s module (``package.module.function``) anew with ``environment``
-    added to the process's for the length of the call, and call it with ``event``. The
-    module the process had comes back afterwards."""
+    and Lambda's own variables (:func:`runtime_variables`) added to the process's for the
+    length of the call (a test removes the process's own values of the variables it
+    means), and call it with ``event``. The module the process had comes back afterwards.
+    """
+    runtime = runtime_variables(
+        handler,
+        function_name=function_name,
+        memory_mb=memory_mb,
+        task_root=task_root,
+        region=region,
+    )
+    environment = {**environment, **runtime}
     module_name, _, function_name = handler.rpartition(".")
     previous = sys.modules.pop(module_name, None)
     printed = io.StringIO()

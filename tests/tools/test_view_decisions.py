@@ -222,3 +222,19 @@ def test_status_prints_a_stored_id_with_its_control_characters_escaped(
     for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
         assert raw not in printed
     assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed
+
+
+def test_status_prints_a_plain_local_clouds_view_without_decisions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``make status`` against ``python -m localcloud serve``: no decisions section there."""
+    with LocalCloud() as plain_cloud:
+        state = json.loads(get(plain_cloud, "/state.json"))
+    assert "decisions" not in state
+
+    render_status(Console(width=200), state)
+
+    out = capsys.readouterr().out
+    assert "Queues" in out
+    assert "Writes to DynamoDB" in out
+    assert "Write decisions" not in out

@@ -49,7 +49,14 @@ def run(
         function = template.function(logical_id)
         code_uri = (template.path.parent / str(function.codeuri)).resolve()
         assert code_uri == SRC, "the handler is imported from src/, its CodeUri"
-        return invoke_cold(function.handler, environment, load_event(EVENTS[logical_id]))
+        return invoke_cold(
+            str(function.handler),
+            environment,
+            load_event(EVENTS[logical_id]),
+            function_name=logical_id,
+            memory_mb=int(function.memory or 128),
+            task_root=str(code_uri),
+        )
 
     return invoke
 

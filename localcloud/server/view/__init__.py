@@ -96,6 +96,9 @@ def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
             extra_sections.append(section)
         loaders.append(jinja2.FileSystemLoader(str(part.templates)))
     app.jinja_loader = jinja2.ChoiceLoader(loaders)
+    # Every template is escaped, whatever its name: Flask's default escapes only .html,
+    # .htm, .xml, .xhtml and .svg, and a project's section may be named otherwise.
+    app.jinja_options = {**app.jinja_options, "autoescape": True}
     app.jinja_env.filters.update(filters)
 
     def data() -> dict[str, Any]:

@@ -136,8 +136,9 @@ class EventSourceMappingProvider(Provider):
         if source.split(":")[2:3] not in ([name] for name in polled):
             raise UnsupportedTemplate(
                 f"{logical_id}.EventSourceArn",
-                f"only {', '.join(sorted(polled)).upper() or 'no'} event sources are "
-                "emulated locally",
+                f"only {', '.join(sorted(polled)).upper()} event sources are emulated locally"
+                if polled
+                else "event sources are polled only in a running local account (LocalCloud)",
             )
         enabled = flag(properties.get("Enabled", True))
         if not enabled:

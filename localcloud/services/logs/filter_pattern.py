@@ -2,7 +2,7 @@
 
 moto 5.2.5 honours only plain and quoted terms in ``FilterLogEvents``
 (``moto.logs.utils.EventMessageFilter``); a JSON pattern such as
-``{ $.decision = "conflict" }``, an OR group ``?a ?b`` or an exclusion ``-term`` gives
+``{ $.level = "ERROR" }``, an OR group ``?a ?b`` or an exclusion ``-term`` gives
 every event or none, silently. :func:`matches` implements the syntax of the CloudWatch
 Logs user guide, "Filter pattern syntax for metric filters, subscription filters, filter
 log events, and Live Tail"

@@ -2,7 +2,7 @@
 
 moto 5.2.5 applies a ``FilterLogEvents`` pattern in one place,
 ``moto.logs.models.LogStream.filter_log_events``, and honours only plain and quoted
-terms: a JSON pattern (``{ $.decision = "conflict" }``) gives every event. The patch asks
+terms: a JSON pattern (``{ $.level = "ERROR" }``) gives every event. The patch asks
 moto for the events of the time window (its empty pattern keeps them all, checked before
 installing) and applies the pattern with :mod:`localcloud.services.logs.filter_pattern`; a pattern
 the language refuses is ``InvalidParameterException`` (HTTP 400) naming it.

@@ -3,7 +3,7 @@
 - ``AWS::Logs::LogGroup``: a log group, kept (with its events) by an update.
 - ``AWS::Logs::QueryDefinition``: a saved Logs Insights query. Created when moto
   implements ``PutQueryDefinition``; recorded otherwise (moto 5.2.5 does not), with a stable
-  id and a note, in :attr:`~localcloud.cloudformation.deployer.Deployment.records`.
+  id and a note, in :attr:`~localcloud.cloudformation.provider.Deployment.records`.
 """
 
 from __future__ import annotations
