@@ -27,22 +27,12 @@ def client(service: str, port: int) -> Any:
     )
 
 
-def test_serve_answers_signed_calls_in_an_empty_account_and_stops_on_sigint() -> None:
-    port = free_port()
-    with python_module("localcloud", "serve", "--port", str(port)) as server:
-        printed = server.read_until("Ctrl-C stops the server")
-        assert f"listening on http://127.0.0.1:{port}" in printed
-        assert f"AWS_ENDPOINT_URL=http://127.0.0.1:{port}" in printed
-        sqs = client("sqs", port)
-        assert sqs.list_queues().get("QueueUrls", []) == []
-        url = sqs.create_queue(QueueName="made-by-a-user")["QueueUrl"]
-        assert url.endswith("/made-by-a-user")
-        server.process.send_signal(signal.SIGINT)
-        assert server.process.wait(timeout=30) == 0
-        assert "stopping" in server.read_until("stopping", timeout_s=5)
-
-
-def test_serve_deploys_a_template_and_prints_its_outputs(tmp_path: Path) -> None:
+def test_serve_deploys_a_template_answers_signed_calls_and_stops_on_sigint(
+    tmp_path: Path,
+) -> None:
+    """One server run: the template's stack with its Outputs printed and its parameter
+    overridden, the account answering the SDK like any other (a queue made by a user
+    beside the stack's), then a clean stop on SIGINT."""
     (tmp_path / "template.yaml").write_text(
         "Parameters:\n  Retention: {Type: Number, Default: 60}\n"
         "Resources:\n  Inbox:\n    Type: AWS::SQS::Queue\n"
@@ -54,12 +44,18 @@ def test_serve_deploys_a_template_and_prints_its_outputs(tmp_path: Path) -> None
     overrides = ("--parameter-overrides", "Retention=120")
     with python_module("localcloud", "serve", "--port", str(port), *template, *overrides) as server:
         printed = server.read_until("Ctrl-C stops the server")
+        assert f"listening on http://127.0.0.1:{port}" in printed
+        assert f"AWS_ENDPOINT_URL=http://127.0.0.1:{port}" in printed
         (url,) = [line.split()[1] for line in printed.splitlines() if "InboxUrl" in line]
         assert "/inbox-stack-Inbox-" in url
-        attributes = client("sqs", port).get_queue_attributes(QueueUrl=url, AttributeNames=["All"])
+        sqs = client("sqs", port)
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])
         assert attributes["Attributes"]["MessageRetentionPeriod"] == "120"
+        made = sqs.create_queue(QueueName="made-by-a-user")["QueueUrl"]
+        assert sorted(sqs.list_queues()["QueueUrls"]) == sorted([url, made])
         server.process.send_signal(signal.SIGINT)
         assert server.process.wait(timeout=30) == 0
+        assert "stopping" in server.read_until("stopping", timeout_s=5)
 
 
 def test_a_template_needs_the_stack_it_is_deployed_as(
@@ -69,13 +65,12 @@ def test_a_template_needs_the_stack_it_is_deployed_as(
     assert "error: --template needs --stack-name" in capsys.readouterr().out
 
 
-def test_a_busy_port_is_refused_before_anything_starts() -> None:
+def test_a_busy_port_is_refused_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     port = free_port()
-    with (
-        socket.create_server(("127.0.0.1", port)),
-        python_module("localcloud", "serve", "--port", str(port)) as server,
-    ):
-        assert server.process.wait(timeout=60) == 2
-        printed = server.read_until("error")
+    with socket.create_server(("127.0.0.1", port)):
+        assert cli.main(["serve", "--port", str(port)]) == 2
+    printed = capsys.readouterr().out
     assert f"error: cannot listen on 127.0.0.1:{port}" in printed
     assert f"--port {port + 1}" in printed
