@@ -56,6 +56,7 @@ from localcloud.services.logs import Delivery
 from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
 from localcloud.state import Seen, remember
 from localcloud.state.history import History
+from localcloud.text import say
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -274,8 +275,11 @@ class LocalCloud:
         if self.history.record_write in dynamodb_writes.WRITE_LISTENERS:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
-        mappings.serve(None)  # every poller stops
-        lambda_runtime.clear()  # every execution environment goes, worker processes too
+        # every execution environment goes, its processes too, invocations in progress
+        # included (their callers get an error answer); then every poller stops
+        for function, request_id in lambda_runtime.clear():
+            say(f"[lambda] {function}: invocation {request_id} stopped with the local cloud")
+        mappings.serve(None)
         self.stacks.clear()
         if self._server is not None:
             self._server.stop()

@@ -6,6 +6,8 @@ May import: :mod:`localcloud.server.guard`, :mod:`localcloud.text`.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -16,9 +18,13 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from werkzeug.serving import make_server
+from werkzeug.wsgi import ClosingIterator
 
 from localcloud.server.guard import VIEW_PREFIX, Guard, Policy
 from localcloud.text import say
+
+ANSWER_WAIT_S = 2.0
+"""How long stopping waits for the answers in flight to be written (seconds)."""
 
 
 class LocalServer(ThreadedMotoServer):
@@ -33,14 +39,49 @@ class LocalServer(ThreadedMotoServer):
         self._view = view
         self._policy = policy
         self._failure: OSError | None = None
+        self._active = 0
+        self._active_lock = threading.Lock()
+
+    def _counted(self, app: Any) -> Any:
+        """``app``, counting the requests in flight until their answer is written (the
+        iterable's ``close``, which werkzeug calls after writing it)."""
+
+        def done() -> None:
+            with self._active_lock:
+                self._active -= 1
+
+        def counted(environ: Any, start_response: Any) -> Any:
+            with self._active_lock:
+                self._active += 1
+            try:
+                answer = app(environ, start_response)
+            except BaseException:
+                done()
+                raise
+            return ClosingIterator(answer, [done])
+
+        return counted
+
+    def stop(self) -> None:
+        """Stop serving, once the answers in flight are written (at most
+        :data:`ANSWER_WAIT_S`): a caller whose invocation the stop ended gets its error."""
+        deadline = time.monotonic() + ANSWER_WAIT_S
+        while time.monotonic() < deadline:
+            with self._active_lock:
+                if self._active == 0:
+                    break
+            time.sleep(0.01)
+        super().stop()
 
     def _server_entry(self) -> None:
-        app = Guard(
-            DispatcherMiddleware(
-                DomainDispatcherApplication(create_backend_app), {VIEW_PREFIX: self._view}
-            ),
-            self._policy,
-            report=say,
+        app = self._counted(
+            Guard(
+                DispatcherMiddleware(
+                    DomainDispatcherApplication(create_backend_app), {VIEW_PREFIX: self._view}
+                ),
+                self._policy,
+                report=say,
+            )
         )
         try:
             self._server = make_server(

@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
-from localcloud.services.lambda_ import WorkerFunction, access_key_for, lookup
+from localcloud.services.lambda_ import ProcessFunction, access_key_for, lookup
 from localcloud.state import log_messages, queue_depth
 from order_guard_tools import cli
 from order_guard_tools.cloud import OrderGuardCloud
@@ -155,7 +155,7 @@ def test_update_function_code_runs_the_uploaded_package_from_the_next_invocation
     answer = json.loads(lam.invoke(FunctionName=name, Payload=b'{"Records": []}')["Payload"].read())
 
     assert answer == {"batchItemFailures": [], "uploaded": True}
-    assert isinstance(lookup(name), WorkerFunction)  # its own interpreter, as on Lambda
+    assert isinstance(lookup(name), ProcessFunction)  # its own interpreter, as on Lambda
 
 
 def test_update_function_configuration_takes_effect_in_a_new_execution_environment(

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.services.lambda_ import WorkerFunction
+from localcloud.services.lambda_ import ProcessFunction
 from order_guard_tools.project import ROOT
 from tests.support.order_guard import started
 from tests.support.sam import deploy, outputs, sam
@@ -70,7 +70,7 @@ def test_sam_deploy_creates_the_stack_and_the_queue_worker_runs_from_the_uploade
     # and the function runs from the extracted zip, not from src/
     (deployment,) = [d for d in server.stacks if d.stack_name == "og-deployed"]
     function = server.function("QueueWorkerFunction", deployment)
-    assert isinstance(function, WorkerFunction)
+    assert isinstance(function, ProcessFunction)
     assert (function.code_uri / "aws_lambda_powertools").is_dir()  # vendored by sam build
     assert not function.code_uri.is_relative_to(ROOT)
 
@@ -464,7 +464,7 @@ def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
 ) -> None:
     # Given the server's own stack, deployed from source under samconfig's stack_name
     assert server.stack_name == "order-guard"
-    assert not isinstance(server.function("QueueWorkerFunction"), WorkerFunction)
+    assert not isinstance(server.function("QueueWorkerFunction"), ProcessFunction)
     served = dict(server.outputs)
     assert sam(server, "build").returncode == 0
 
@@ -477,4 +477,4 @@ def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
     (stack,) = server.client("cloudformation").describe_stacks(StackName="order-guard")["Stacks"]
     assert stack["StackStatus"] == "UPDATE_COMPLETE"
     assert outputs(server, "order-guard") == served
-    assert isinstance(server.function("QueueWorkerFunction"), WorkerFunction)
+    assert isinstance(server.function("QueueWorkerFunction"), ProcessFunction)

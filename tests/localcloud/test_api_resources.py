@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
-from localcloud.services.lambda_ import WorkerFunction, lookup
+from localcloud.services.lambda_ import ProcessFunction, lookup
 
 ROLE = "arn:aws:iam::123456789012:role/api-made"
 
@@ -78,7 +78,7 @@ def test_a_function_created_through_the_api_runs_its_zip_until_it_is_deleted(
 
     assert first == {"doubled": 42, "seen": 1}
     assert second == {"doubled": 2, "seen": 2}  # one warm execution environment
-    assert isinstance(lookup("api-made"), WorkerFunction)
+    assert isinstance(lookup("api-made"), ProcessFunction)
 
     lam.delete_function(FunctionName="api-made")
     with pytest.raises(ClientError, match="ResourceNotFoundException"):

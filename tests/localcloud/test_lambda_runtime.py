@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.services.lambda_ import InProcessFunction, Invocation, WorkerFunction
+from localcloud.services.lambda_ import InProcessFunction, Invocation, ProcessFunction
 from tests.support.paths import FIXTURES
 
 PROBES = FIXTURES / "runtime_probes"
@@ -67,7 +67,7 @@ def test_in_process_and_from_a_package_the_runtime_answers_the_same(
     package = tmp_path / "package"
     shutil.copytree(PROBES, package, ignore=shutil.ignore_patterns("__pycache__"))
     in_process = function(handler, code_uri=package)
-    worker = WorkerFunction(**{f: getattr(in_process, f) for f in FIELDS})
+    worker = ProcessFunction(**{f: getattr(in_process, f) for f in FIELDS})
     try:
         there = worker.invoke({})
     finally:

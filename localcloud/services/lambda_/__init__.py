@@ -2,8 +2,8 @@
 creates and invokes them, and the event source mappings that feed them.
 
 - the runtime (:mod:`.runtime`): the runtime contract, execution environments in this
-  process or in a worker process, the function's environment, its output, the account's
-  functions, and the listeners and hooks around every invocation;
+  process or as process trees fed by the Lambda Runtime API, the function's environment,
+  its output, the account's functions, and the listeners and hooks around every invocation;
 - the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
   runtime; moto's own SQS trigger switched off;
 - event source mappings (:mod:`.event_source_mappings`): one poller per mapping, made by
@@ -25,8 +25,10 @@ from localcloud.services.lambda_.runtime import (
     Invocation,
     InvocationListener,
     LogSink,
+    PackageError,
     Platform,
-    WorkerFunction,
+    ProcessFunction,
+    Throttled,
     access_key_for,
     add_listener,
     by_access_key,
@@ -60,8 +62,10 @@ __all__ = [
     "Invocation",
     "InvocationListener",
     "LogSink",
+    "PackageError",
     "Platform",
-    "WorkerFunction",
+    "ProcessFunction",
+    "Throttled",
     "access_key_for",
     "add_listener",
     "by_access_key",

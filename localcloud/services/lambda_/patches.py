@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import zipfile
@@ -39,8 +40,15 @@ from moto.sqs.models import sqs_backends
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.limits import (
+    DIRECT_UPLOAD_LIMIT,
+    check_function_name,
+    check_runtime,
+)
 from localcloud.services.lambda_.runtime import (
     Function,
+    PackageError,
+    Throttled,
     invoke_through_api,
     lookup,
     register,
@@ -71,7 +79,10 @@ def _invoke(original: Method) -> Method:
             echoed = original(self, function_name, qualifier, body, headers, response_headers)
             return echoed.encode() if isinstance(echoed, str) else echoed or b""
         event = json.loads(body) if body else {}
-        invocation = invoke_through_api(function, event)
+        try:
+            invocation = invoke_through_api(function, event)
+        except Throttled as throttled:
+            raise TooManyRequests(throttled.reason) from None
         if invocation.error:
             response_headers["x-amz-function-error"] = "Unhandled"
         response_headers["x-amz-executed-version"] = "$LATEST"
@@ -96,10 +107,65 @@ def _refuse(message: str) -> JsonRESTError:
     return JsonRESTError("InvalidParameterValueException", message)
 
 
+class TooManyRequests(JsonRESTError):
+    """The Lambda API's throttle: 429 ``TooManyRequestsException``, ``Reason`` saying
+    which concurrency is in use (Lambda API reference, Invoke, Errors)."""
+
+    code = 429
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("TooManyRequestsException", "Rate Exceeded.")
+        self.description = json.dumps(
+            {
+                "__type": "TooManyRequestsException",
+                "message": "Rate Exceeded.",
+                "Reason": reason,
+                "Type": "User",
+            }
+        )
+
+
+class RequestTooLarge(JsonRESTError):
+    """413 ``RequestEntityTooLargeException``: a package over 50 MB uploaded directly."""
+
+    code = 413
+
+    def __init__(self, operation: str) -> None:
+        super().__init__(
+            "RequestEntityTooLargeException",
+            f"Request must be smaller than {DIRECT_UPLOAD_LIMIT * 4 // 3 + 1} bytes for the "
+            f"{operation} operation",
+        )
+
+
+def _package_error(error: PackageError) -> JsonRESTError:
+    return JsonRESTError(error.code, str(error))
+
+
+def _direct_upload(zip_file: Any, operation: str) -> bytes | None:
+    """The package a request uploads directly (``ZipFile``, base64), within Lambda's 50 MB.
+
+    Raises:
+        RequestTooLarge: over 50 MB (52,428,800 bytes) zipped.
+    """
+    if not zip_file:
+        return None
+    package = base64.b64decode(zip_file) if isinstance(zip_file, str) else bytes(zip_file)
+    if len(package) > DIRECT_UPLOAD_LIMIT:
+        raise RequestTooLarge(operation)
+    return package
+
+
 def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
     """The function moto holds, as the local cloud runs it: its stored package and its
-    configuration."""
-    return runnable(
+    configuration.
+
+    Raises:
+        PackageError: the package is not one Lambda would run (not a zip, an entry outside
+            its folder, over 250 MB unzipped).
+    """
+    reserved = function.reserved_concurrency
+    runs = runnable(
         name=function.function_name,
         arn=function.function_arn,
         package=function.code_bytes,
@@ -110,19 +176,27 @@ def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
         log_group=log_group or f"/aws/lambda/{function.function_name}",
         region=function.region,
     )
+    runs.reserved_concurrency = None if reserved is None else int(reserved)
+    return runs
 
 
 def _create_function(original: Method) -> Method:
     def create_function(self: LambdaBackend, spec: dict[str, Any]) -> LambdaFunction:
+        name = spec.get("FunctionName")
+        problem = check_function_name(name)
+        if problem is not None:
+            raise JsonRESTError("ValidationException", problem)
+        refused = check_runtime(spec.get("Runtime"), spec.get("PackageType"))
+        if refused is not None:
+            raise _refuse(refused)
+        _direct_upload((spec.get("Code") or {}).get("ZipFile"), "CreateFunction")
         function: LambdaFunction = original(self, spec)
         logging_config = spec.get("LoggingConfig") or {}
         try:
             register(_runnable(function, logging_config.get("LogGroup")))
-        except zipfile.BadZipFile:
+        except PackageError as error:  # nothing of the function stays
             self._lambdas.del_function(function.function_name)
-            raise _refuse(
-                "Could not unzip uploaded file. Please check your file, then try to upload again."
-            ) from None
+            raise _package_error(error) from None
         return function
 
     return create_function
@@ -132,13 +206,18 @@ def _update_code(original: Method) -> Method:
     def update_function_code(
         self: LambdaBackend, function_name: str, qualifier: str, body: dict[str, Any]
     ) -> dict[str, Any] | None:
-        if body.get("ZipFile"):
-            package = base64.b64decode(body["ZipFile"])
-            if not zipfile.is_zipfile(io.BytesIO(package)):
-                raise _refuse(
-                    "Could not unzip uploaded file. Please check your file, then try to "
-                    "upload again."
-                )
+        package = _direct_upload(body.get("ZipFile"), "UpdateFunctionCode")
+        if package is not None and not zipfile.is_zipfile(io.BytesIO(package)):
+            raise _refuse(
+                "Could not unzip uploaded file. Please check your file, then try to upload again."
+            )
+        function = self.get_function(function_name)
+        saved = (
+            function.code_bytes,
+            dict(function.code),
+            function.code_sha_256,
+            function.code_size,
+        )
         response: dict[str, Any] | None = original(self, function_name, qualifier, body)
         if body.get("DryRun"):
             return response
@@ -147,7 +226,12 @@ def _update_code(original: Method) -> Method:
             log_group = lookup(function.function_name).log_group
         except KeyError:
             log_group = None
-        register(_runnable(function, log_group))  # a new execution environment
+        try:
+            runs = _runnable(function, log_group)
+        except PackageError as error:  # the function keeps the code it had
+            function.code_bytes, function.code, function.code_sha_256, function.code_size = saved
+            raise _package_error(error) from None
+        register(runs)  # a new execution environment
         return response
 
     return update_function_code
@@ -213,6 +297,28 @@ def _configuration(original: Method) -> Method:
         return config
 
     return get_configuration
+
+
+def _put_concurrency(original: Method) -> Method:
+    def put_function_concurrency(
+        self: LambdaBackend, function_name: str, reserved_concurrency: str
+    ) -> str:
+        reserved = original(self, function_name, reserved_concurrency)
+        with contextlib.suppress(KeyError):
+            lookup(function_name).reserved_concurrency = int(reserved)
+        return reserved  # type: ignore[no-any-return]
+
+    return put_function_concurrency
+
+
+def _delete_concurrency(original: Method) -> Method:
+    def delete_function_concurrency(self: LambdaBackend, function_name: str) -> str | None:
+        deleted = original(self, function_name)
+        with contextlib.suppress(KeyError):
+            lookup(function_name).reserved_concurrency = None
+        return deleted  # type: ignore[no-any-return]
+
+    return delete_function_concurrency
 
 
 def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
@@ -315,6 +421,20 @@ PATCHES: Final = (
         ("self", "function_name", "qualifier", "body"),
         _update_configuration,
         "a configuration update must reach the function the local cloud runs",
+    ),
+    Patch(
+        LambdaBackend,
+        "put_function_concurrency",
+        ("self", "function_name", "reserved_concurrency"),
+        _put_concurrency,
+        "reserved concurrency limits the function's execution environments (0 throttles)",
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_function_concurrency",
+        ("self", "function_name"),
+        _delete_concurrency,
+        "an unreserved function is limited by the account's concurrency only",
     ),
     Patch(
         LambdaFunction,

@@ -31,6 +31,7 @@ from localcloud.cloudformation.provider import (
 )
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.lambda_ import event_source_mappings
+from localcloud.services.lambda_.limits import check_runtime
 from localcloud.services.lambda_.runtime.environment import reserved_in
 from localcloud.services.lambda_.runtime.packages import source_package
 
@@ -51,11 +52,15 @@ class FunctionProvider(Provider):
             "LoggingConfig",
             "Description",
             "Tags",
+            "ReservedConcurrentExecutions",
         }
     )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         name = physical_name(stack, logical_id, 64)
+        refused = check_runtime(properties.get("Runtime"), properties.get("PackageType"))
+        if refused is not None:
+            raise UnsupportedTemplate(f"{logical_id}.Runtime", refused)
         variables = {
             k: str(v) for k, v in properties.get("Environment", {}).get("Variables", {}).items()
         }
@@ -95,6 +100,11 @@ class FunctionProvider(Provider):
         if "Description" in properties:
             kwargs["Description"] = str(properties["Description"])
         arn = stack.client("lambda").create_function(**kwargs)["FunctionArn"]
+        if "ReservedConcurrentExecutions" in properties:
+            stack.client("lambda").put_function_concurrency(
+                FunctionName=name,
+                ReservedConcurrentExecutions=int(properties["ReservedConcurrentExecutions"]),
+            )
         stack.refs[logical_id] = name
         stack.attributes[(logical_id, "Arn")] = arn
 

@@ -38,13 +38,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localcloud.services.lambda_ import Function, Invocation, event_source_mappings, lookup
+from localcloud.services.lambda_ import (
+    Function,
+    Invocation,
+    Throttled,
+    event_source_mappings,
+    lookup,
+)
 from localcloud.services.sqs.batches import MAX_RECEIVE, judge_response, record, split_by_payload
 from localcloud.text import say
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda.client import LambdaClient
     from mypy_boto3_sqs.client import SQSClient
+
+
+THROTTLE_BACKOFF_S = 1.0
+"""How long a mapping waits after its function was throttled (seconds); Lambda backs off
+without a documented figure."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,9 @@ class BatchOutcome:
     verdict: str
     records: list[dict[str, Any]] = field(default_factory=list)
     invocations: list[Invocation] = field(default_factory=list)
+    throttled: bool = False
+    """The function was throttled: the batch stays, and returns after the visibility
+    timeout; the poller backs off."""
 
 
 @dataclass
@@ -137,9 +151,16 @@ class SqsEventSourceMapping:
         keep: set[str] = set()
         verdicts: list[str] = []
         invocations: list[Invocation] = []
+        throttled = False
         for chunk in split_by_payload(records):
             chunk_ids = [record["messageId"] for record in chunk]
-            invocation = self.function.invoke({"Records": chunk})
+            try:
+                invocation = self.function.invoke({"Records": chunk})
+            except Throttled as throttle:
+                keep |= set(chunk_ids)
+                throttled = True
+                verdicts.append(f"throttled ({throttle.reason}): the batch returns later")
+                continue
             invocations.append(invocation)
             if invocation.error:
                 kept = set(chunk_ids)
@@ -166,13 +187,14 @@ class SqsEventSourceMapping:
                 # The message stays and comes back: a duplicate next time, never lost.
                 raise RuntimeError(f"DeleteMessageBatch failed for {deletion['Failed']}")
         return BatchOutcome(
-            invocation=invocations[-1],
+            invocation=invocations[-1] if invocations else None,
             message_ids=ids,
             deleted=[message["MessageId"] for message in deleted],
             kept=[i for i in ids if i in keep],
             verdict="; ".join(verdicts),
             records=records,
             invocations=invocations,
+            throttled=throttled,
         )
 
     # --- background polling (server mode) --------------------------------------------
@@ -194,7 +216,9 @@ class SqsEventSourceMapping:
                 if self._last_problem is not None:
                     say(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
                     self._last_problem = None
-                if outcome.invocation is None:
+                if outcome.throttled:
+                    self._stop.wait(THROTTLE_BACKOFF_S)
+                elif outcome.invocation is None:
                     self._stop.wait(idle_wait_seconds)
 
         self._thread = threading.Thread(target=run, name=f"esm-{self.function.name}", daemon=True)

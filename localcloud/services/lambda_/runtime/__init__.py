@@ -2,27 +2,29 @@
 
 Owns the runtime contract (:mod:`.contract`, awslambdaric's own rules for loading a
 handler, the error envelope and marshalling, and the service's ``START``/``END``/
-``REPORT`` lines), the two kinds of execution environment (:mod:`.inprocess`: from
-source, in this process; :mod:`.worker`: from a deployment package, in an interpreter of
-its own), the function's environment variables (:mod:`.environment`), whose output a line
-is (:mod:`.output`), Powertools' cold-start flags (:mod:`.powertools`) and the account's
-functions (:mod:`.registry`). The Lambda API reaches it through the moto patches
-(:mod:`localcloud.services.lambda_.patches`).
+``REPORT`` lines), the two kinds of execution environment (:mod:`.inprocess`: from source,
+in this process; :mod:`.environments`: from a deployment package, a process tree each, fed
+by the Lambda Runtime API of :mod:`.runtime_api`), the function's environment variables
+(:mod:`.environment`), whose output a line is (:mod:`.output`), Powertools' cold-start
+flags (:mod:`.powertools`) and the account's functions (:mod:`.registry`). The Lambda API
+reaches it through the moto patches (:mod:`localcloud.services.lambda_.patches`).
 
 May import: nothing else of the local cloud.
 """
 
 from localcloud.services.lambda_.runtime.contract import log_lines
+from localcloud.services.lambda_.runtime.environments import ProcessFunction, runtime_dir
 from localcloud.services.lambda_.runtime.functions import (
     Function,
     Invocation,
     InvocationListener,
     LogSink,
+    Throttled,
     timed_out,
 )
 from localcloud.services.lambda_.runtime.inprocess import InProcessFunction
 from localcloud.services.lambda_.runtime.output import invoking as invoking_function
-from localcloud.services.lambda_.runtime.packages import extract, source_package
+from localcloud.services.lambda_.runtime.packages import PackageError, extract, source_package
 from localcloud.services.lambda_.runtime.registry import (
     Platform,
     access_key_for,
@@ -41,7 +43,6 @@ from localcloud.services.lambda_.runtime.registry import (
     set_platform,
     unregister,
 )
-from localcloud.services.lambda_.runtime.worker import WorkerFunction, runtime_dir
 
 __all__ = [
     "access_key_for",
@@ -57,7 +58,9 @@ __all__ = [
     "Invocation",
     "InvocationListener",
     "LogSink",
-    "WorkerFunction",
+    "PackageError",
+    "ProcessFunction",
+    "Throttled",
     "add_listener",
     "extract",
     "invoke_through_api",

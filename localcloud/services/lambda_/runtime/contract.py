@@ -2,11 +2,11 @@
 
 ``awslambdaric`` is the runtime interface client that the ``python3.13`` managed runtime
 runs (PyPI ``awslambdaric``; the same code is under ``/var/runtime`` on Lambda). This
-module calls it rather than copying its rules, and both ways the local cloud runs a
-function use this module: in-process (:mod:`~localcloud.services.lambda_.runtime.inprocess`) and in
-a worker process of its own (:mod:`~localcloud.services.lambda_.runtime.worker_main`, which imports
-this file from its runtime folder). So a function answers the same JSON, the same error
-envelope and the same log lines either way.
+module calls it rather than copying its rules, so that a function run in-process
+(:mod:`~localcloud.services.lambda_.runtime.inprocess`) answers the same JSON, the same
+error envelope and the same log lines as in an execution environment of its own
+(:mod:`~localcloud.services.lambda_.runtime.environments`), where awslambdaric's own
+``bootstrap.run`` runs it against the Runtime API.
 
 ========================  ================================================================
 rule                      awslambdaric's code that applies it
@@ -31,9 +31,6 @@ What the Lambda *service* adds around the runtime is here too, the same for both
 ``START``, ``END`` and ``REPORT`` lines, a timeout (``Sandbox.Timedout``, "Task timed out
 after N seconds") and a runtime that exits (``Runtime.ExitError``). Log events are cut
 at ``\\n`` only (:func:`log_lines`).
-
-Runs inside the worker's isolated interpreter: the standard library and awslambdaric
-(with its simplejson) only.
 """
 
 from __future__ import annotations
@@ -87,7 +84,10 @@ class Outcome:
         """The invoker's view: the JSON read back, or the bytes of a non-JSON response."""
         if self.content_type != "application/json":
             return self.body
-        return json.loads(self.body)
+        try:
+            return json.loads(self.body)
+        except ValueError:  # a runtime may post anything: the invoker gets the bytes
+            return self.body
 
 
 class _RuntimeClient:

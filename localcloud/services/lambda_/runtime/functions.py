@@ -2,15 +2,16 @@
 invocation, whichever way the handler runs.
 
 :class:`Function` is the service side, the same for both kinds of execution environment:
-one invocation at a time in the process (the environment variables are process-wide, so
-in-process functions behave like reserved concurrency 1), a new log stream per execution
-environment, the ``START``, ``END`` and ``REPORT`` lines (``Init Duration`` on a cold
-start), a timeout (``Sandbox.Timedout``), the lines delivered to the function's log group
-(cut at ``\\n`` only), and every invocation handed to the listeners (the live view's
-history). A subclass runs the handler: :class:`~localcloud.services.lambda_.runtime.inprocess.
-InProcessFunction` in this process, :class:`~localcloud.services.lambda_.runtime.worker.
-WorkerFunction` in an interpreter of its own; both through
-:mod:`~localcloud.services.lambda_.runtime.contract`.
+in-process, one invocation at a time in the process (the environment variables are
+process-wide, so in-process functions behave like reserved concurrency 1), a new log
+stream per execution environment, the ``START``, ``END`` and ``REPORT`` lines (``Init
+Duration`` on a cold start), a timeout (``Sandbox.Timedout``), the lines delivered to the
+function's log group (cut at ``\\n`` only), and every invocation handed to the listeners
+(the live view's history). A subclass runs the handler:
+:class:`~localcloud.services.lambda_.runtime.inprocess.InProcessFunction` in this process
+(through :mod:`~localcloud.services.lambda_.runtime.contract`),
+:class:`~localcloud.services.lambda_.runtime.environments.ProcessFunction` in execution
+environments of its own (awslambdaric itself, fed by the Runtime API).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from localcloud.services.lambda_.runtime import contract
 from localcloud.services.lambda_.runtime.output import EnvironmentOutput
@@ -55,7 +56,10 @@ class Invocation:
 
     @property
     def error_type(self) -> str | None:
-        return self.payload.get("errorType") if self.error else None
+        if not self.error or not isinstance(self.payload, dict):
+            return None
+        error_type = self.payload.get("errorType")
+        return error_type if isinstance(error_type, str) else None
 
     def payload_bytes(self) -> bytes:
         """The invoke response body."""
@@ -76,6 +80,21 @@ class Ran:
     gone: bool = False
 
 
+class Throttled(Exception):
+    """The invocation was not run: the concurrency it needs is in use (the Lambda API's
+    429 ``TooManyRequestsException``, "Rate Exceeded."). ``reason`` is the API's
+    ``Reason``: ``ReservedFunctionConcurrentInvocationLimitExceeded`` (the function's
+    reserved concurrency) or ``ConcurrentInvocationLimitExceeded`` (the account's)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Rate Exceeded. ({reason})")
+        self.reason = reason
+
+
+class Deleted(Exception):
+    """The function was deleted (or its account stopped) before the invocation ran."""
+
+
 InvocationListener = Callable[["Function", Any, Invocation], None]
 """(function, event, invocation) → called after every invocation (the live view)."""
 LISTENERS: list[InvocationListener] = []
@@ -84,6 +103,9 @@ LISTENERS: list[InvocationListener] = []
 @dataclass(eq=False)
 class Function:
     """One function: its configuration, its execution environment, its invocations."""
+
+    ENFORCES_TIMEOUT: ClassVar[bool] = False
+    """Whether an invocation is stopped at its timeout (else only reported as timed out)."""
 
     name: str
     arn: str
@@ -102,6 +124,9 @@ class Function:
     log_stream: str = field(default="", repr=False)
     current: tuple[str, Any] | None = field(default=None, repr=False)
     """(request id, event) of the invocation in progress, if any."""
+    reserved_concurrency: int | None = field(default=None, repr=False)
+    """``PutFunctionConcurrency``'s reserved concurrency (``None``: unreserved; 0
+    throttles every invocation)."""
     successor: Function | None = field(default=None, repr=False)
     """The function that replaced this one (``UpdateFunctionCode``, a redeploy): an
     invocation that reaches this one afterwards runs there, as on Lambda, where every
@@ -114,10 +139,16 @@ class Function:
         A function that invokes itself from inside an invocation gets another execution
         environment for it, as on Lambda (an environment runs one invocation at a time):
         the outer invocation keeps its output and its state. A function replaced since it
-        was looked up hands the invocation to its :attr:`successor`."""
+        was looked up hands the invocation to its :attr:`successor`.
+
+        Raises:
+            Throttled: the function's reserved concurrency is 0.
+        """
         with INVOCATION_LOCK:
             if self.successor is not None:
                 return self.successor.invoke(event)
+            if self.reserved_concurrency == 0:
+                raise Throttled("ReservedFunctionConcurrentInvocationLimitExceeded")
             if self.invoking:
                 sibling = self.sibling()
                 try:
@@ -140,6 +171,12 @@ class Function:
     def close(self) -> None:
         """The function is deleted: its execution environment goes."""
         self.new_execution_environment()
+
+    def abort(self) -> list[str]:
+        """The account stops: every execution environment goes now, an invocation in
+        progress included where it can be stopped. The request ids of those stopped."""
+        self.close()
+        return []
 
     # --- for the kinds of execution environment ------------------------------------------
 
@@ -184,25 +221,34 @@ class Function:
             ran = self._run(body, request_id, contract.deadline_ms(self.timeout_s))
         finally:
             self.current = None
+        if ran.gone:
+            self._discard()
+        return self._record(event, request_id, started, ran, self.log_stream)
+
+    def _record(
+        self, event: Any, request_id: str, started: float, ran: Ran, log_stream: str
+    ) -> Invocation:
+        """What the service does once an invocation has run (``started``: its
+        ``time.monotonic()``): the log lines delivered to ``log_stream``, the listeners
+        told, the invoker's :class:`Invocation`."""
         duration_ms = (time.monotonic() - started) * 1000 - (ran.init_ms or 0.0)
         outcome = ran.outcome
         lines = [contract.start_line(request_id), *contract.log_lines(ran.output)]
-        if ran.timed_out or duration_ms > self.timeout_s * 1000:
+        if ran.timed_out or (not self.ENFORCES_TIMEOUT and duration_ms > self.timeout_s * 1000):
             # In-process the timeout is reported, not enforced (a thread cannot be
             # stopped): the invocation failed, whatever the handler returned.
-            envelope = contract.timeout_error(request_id, self.timeout_s)
-            outcome = contract.Outcome(json.dumps(envelope).encode(), "application/json", True)
+            if not self.ENFORCES_TIMEOUT:
+                envelope = contract.timeout_error(request_id, self.timeout_s)
+                outcome = contract.error_outcome(envelope)
             lines.append(contract.timeout_line(request_id, self.timeout_s))
         lines += [
             contract.end_line(request_id),
             contract.report_line(request_id, duration_ms, self.memory_mb, ran.init_ms),
         ]
-        if ran.gone:
-            self._discard()
         self.invocations += 1
         if self.log_sink is not None:
             now = int(time.time() * 1000)
-            self.log_sink(self.log_group, self.log_stream, [(now, x) for x in lines if x.strip()])
+            self.log_sink(self.log_group, log_stream, [(now, x) for x in lines if x.strip()])
         invocation = Invocation(
             function_name=self.name,
             request_id=request_id,

@@ -8,16 +8,17 @@ environment, as on Lambda. The modules it imports in turn are the process's (the
 stateless in this project). Loading and running go through
 :mod:`~localcloud.services.lambda_.runtime.contract` (awslambdaric's own code).
 
-The differences from a worker process, which runs a deployment package as Lambda does
-(:mod:`~localcloud.services.lambda_.runtime.worker`): the process's packages are importable (a
-dependency missing from ``requirements.txt`` is not noticed), the environment variables
-are applied to the shared process environment for the length of the invocation
-(:func:`~localcloud.services.lambda_.runtime.environment.applied`; a variable the template forgets
-but your shell sets is visible), and a timeout is reported but not enforced (a thread
-cannot be stopped). Output is attributed by :mod:`~localcloud.services.lambda_.runtime.output`.
-Modules a handler imports (not the handler module itself) are the process's, shared
-between functions: a thread pool kept at module scope in a shared module is shared too,
-and its threads write into the environment that started them.
+The differences from an execution environment of its own, which runs a deployment package
+as Lambda does (:mod:`~localcloud.services.lambda_.runtime.environments`): the process's
+packages are importable (a dependency missing from ``requirements.txt`` is not noticed),
+the environment variables are applied to the shared process environment for the length of
+the invocation (:func:`~localcloud.services.lambda_.runtime.environment.applied`; a
+variable the template forgets but your shell sets is visible), and a timeout is reported
+but not enforced (a thread cannot be stopped). Output is attributed by
+:mod:`~localcloud.services.lambda_.runtime.output`. Modules a handler imports (not the
+handler module itself) are the process's, shared between functions: a thread pool kept at
+module scope in a shared module is shared too, and its threads write into the environment
+that started them.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from localcloud.services.lambda_.runtime.environments import ProcessFunction
 from localcloud.services.lambda_.runtime.functions import (
     INVOCATION_LOCK,
     LISTENERS,
@@ -25,7 +26,6 @@ from localcloud.services.lambda_.runtime.functions import (
 )
 from localcloud.services.lambda_.runtime.inprocess import InProcessFunction
 from localcloud.services.lambda_.runtime.packages import extract, source_of
-from localcloud.services.lambda_.runtime.worker import WorkerFunction
 
 _FUNCTIONS: dict[str, Function] = {}
 _LOCK = threading.Lock()
@@ -93,17 +93,19 @@ def runnable(
 ) -> Function:
     """The function a deployment package describes, with the platform's additions: in
     process from source for a source package (:mod:`~localcloud.services.lambda_.
-    packages`), in a worker process from the extracted zip otherwise.
+    packages`), in execution environments of its own from the extracted zip otherwise
+    (:mod:`~localcloud.services.lambda_.runtime.environments`).
 
     Raises:
-        zipfile.BadZipFile: ``package`` is not a zip archive.
+        PackageError: ``package`` is not a zip archive, or Lambda would refuse it
+            (:func:`~localcloud.services.lambda_.runtime.packages.extract`).
     """
     source = source_of(package)
-    kind: type[Function] = InProcessFunction if source is not None else WorkerFunction
+    kind: type[Function] = InProcessFunction if source is not None else ProcessFunction
     return kind(
         name=name,
         arn=arn,
-        code_uri=source if source is not None else extract(package, name),
+        code_uri=source if source is not None else extract(package),
         handler=handler,
         environment={
             **environment,
@@ -148,13 +150,15 @@ def unregister(name: str) -> None:
         function.close()
 
 
-def clear() -> None:
-    """Forget and close every function (a new account)."""
+def clear() -> list[tuple[str, str]]:
+    """Forget every function and end its execution environments now, invocations in
+    progress included (the account stops): (function name, request id) of each ended."""
     with _LOCK:
         functions = list(_FUNCTIONS.values())
         _FUNCTIONS.clear()
-    for function in functions:
-        function.close()
+    return [
+        (function.name, request_id) for function in functions for request_id in function.abort()
+    ]
 
 
 def lookup(name_or_arn: str) -> Function:

@@ -1,0 +1,93 @@
+"""Lambda's limits and validation for a new function, with Lambda's answers.
+
+- A function name (Lambda API reference, CreateFunction, ``FunctionName``): letters,
+  digits, ``-`` and ``_``, 1 to 64 characters (the request may give a partial or full
+  ARN that ends in such a name); anything else is a ``ValidationException``.
+- A package uploaded directly (``ZipFile``) is at most 50 MB zipped (Lambda quotas,
+  "Deployment package (.zip file archive) size"); unzipped, 250 MB, counted while it is
+  extracted (:mod:`.runtime.packages`).
+- The runtime: the local cloud runs Python functions only, under this interpreter. A
+  ``python3.x`` other than the one running here runs under it, with one warning naming
+  both versions; any other runtime, or an image package, is refused by name
+  (``InvalidParameterValueException``), never run with Python.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from typing import Final
+
+from localcloud.text import say
+
+DIRECT_UPLOAD_LIMIT: Final = 52_428_800
+"""50 MB (MiB): Lambda's quota on a zipped package uploaded directly (bytes)."""
+NAME_LIMIT: Final = 64
+FUNCTION_NAME: Final = re.compile(
+    r"(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?"
+    r"([a-zA-Z0-9-_]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?"
+)
+"""The ``FunctionName`` pattern of the Lambda API reference (CreateFunction)."""
+RUNS: Final = f"python{sys.version_info.major}.{sys.version_info.minor}"
+_WARNED: set[str] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def _shown(value: str) -> str:
+    """``value`` with control and bidirectional characters escaped, for an error message
+    that reaches a terminal."""
+    return "".join(
+        ch
+        if ch.isprintable() and not (0x202A <= ord(ch) <= 0x202E or 0x2066 <= ord(ch) <= 0x2069)
+        else ch.encode("unicode_escape").decode("ascii")
+        for ch in value
+    )
+
+
+def check_function_name(name: object) -> str | None:
+    """Lambda's ``ValidationException`` message for a function name, or ``None`` if valid."""
+    if not isinstance(name, str) or not name:
+        return (
+            "1 validation error detected: Value null at 'functionName' failed to satisfy "
+            "constraint: Member must not be null"
+        )
+    matched = FUNCTION_NAME.fullmatch(name)
+    if matched is None:
+        return (
+            f"1 validation error detected: Value '{_shown(name)}' at 'functionName' failed "
+            "to satisfy constraint: Member must satisfy regular expression pattern: "
+            f"{FUNCTION_NAME.pattern}"
+        )
+    if len(matched.group(7)) > NAME_LIMIT or len(name) > 140:
+        return (
+            f"1 validation error detected: Value '{_shown(name)}' at 'functionName' failed "
+            f"to satisfy constraint: Member must have length less than or equal to {NAME_LIMIT}"
+        )
+    return None
+
+
+def check_runtime(runtime: object, package_type: object = None) -> str | None:
+    """Why the local cloud cannot run a function of this ``Runtime`` and ``PackageType``
+    (``InvalidParameterValueException``'s message), or ``None``: it runs it (a
+    ``python3.x`` other than :data:`RUNS` with a one-time warning)."""
+    if package_type not in (None, "Zip"):
+        return (
+            f"The package type {_shown(str(package_type))} is not run by the local cloud: "
+            "it runs .zip packages"
+        )
+    if not isinstance(runtime, str) or re.fullmatch(r"python3\.\d+", runtime) is None:
+        return (
+            f"The runtime {_shown(str(runtime))} is not run by the local cloud: it runs "
+            f"Python functions (python3.x) under {RUNS}"
+        )
+    if runtime != RUNS:
+        with _WARNED_LOCK:
+            first = runtime not in _WARNED
+            _WARNED.add(runtime)
+        if first:
+            say(
+                f"[lambda] {runtime} functions run under {RUNS} here: the local cloud runs "
+                "one interpreter"
+            )
+    return None

@@ -1,0 +1,287 @@
+"""The Lambda Runtime API, as Lambda serves it to an execution environment.
+
+Lambda Developer Guide, "Using the Lambda runtime API for custom runtimes": the runtime in
+an execution environment fetches each invocation with ``GET
+/2018-06-01/runtime/invocation/next`` (a long poll; the event is the body, the request id,
+deadline, function ARN and trace id are headers) and answers it at
+``POST /2018-06-01/runtime/invocation/{request-id}/response`` or ``…/error``; a failed
+init is posted to ``/2018-06-01/runtime/init/error``. ``AWS_LAMBDA_RUNTIME_API`` holds the
+endpoint's ``host:port``.
+
+One :class:`Endpoint` per execution environment, on a loopback port of its own, all served
+by one event loop (:func:`loop`) in one thread of the local cloud, never a thread per
+environment. HTTP/1.1 is parsed by ``h11``. The rules an endpoint keeps, whatever the
+processes of the environment send:
+
+- the first answer for the request id in flight wins (202); a second answer, or one for a
+  request id not in flight, is refused with Lambda's 403 ``InvalidStateTransition`` and
+  changes nothing: no invocation receives another's result or two results (a forked
+  child may answer, as on Lambda);
+- malformed HTTP closes that connection and answers nothing; a half-written request holds
+  only its own connection;
+- an answer over 6 MB (Lambda's synchronous response quota, 6,291,556 bytes) fails the
+  invocation with ``Function.ResponseSizeTooLarge``, as on Lambda;
+- a request that carries a browser's ``Origin`` or ``Sec-Fetch-*`` headers, or a ``Host``
+  that is not the endpoint's own address, is refused (403) before it is read: a web page
+  must not fetch or answer an invocation (a local server is still a server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import h11
+
+VERSION: Final = "2018-06-01"
+MAX_RESPONSE_BYTES: Final = 6_291_556
+"""Lambda's quota for a synchronous invocation's response payload (bytes)."""
+TOO_LARGE: Final = {
+    "errorMessage": f"Response payload size exceeded maximum allowed payload size "
+    f"({MAX_RESPONSE_BYTES} bytes).",
+    "errorType": "Function.ResponseSizeTooLarge",
+}
+_ANSWER: Final = re.compile(rf"^/{VERSION}/runtime/invocation/([^/]+)/(response|error)$")
+_BROWSER_HEADERS: Final = (b"origin", b"sec-fetch-site", b"sec-fetch-mode", b"sec-fetch-dest")
+
+
+@dataclass(frozen=True)
+class Work:
+    """One invocation handed to the runtime by ``next``.
+
+    ``deadline_ms`` is epoch milliseconds (``Lambda-Runtime-Deadline-Ms``)."""
+
+    request_id: str
+    event: bytes
+    function_arn: str
+    deadline_ms: int
+    trace_id: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the runtime posted for one invocation: the body and its content type; for an
+    error, ``error`` is true and ``error_type`` is the body's ``errorType`` (awslambdaric
+    sends the ``Lambda-Runtime-Function-Error-Type`` header only for init errors)."""
+
+    body: bytes
+    content_type: str
+    error: bool
+    error_type: str | None = None
+
+
+class Environment(Protocol):
+    """The execution environment an endpoint serves (called on the event loop)."""
+
+    async def next_work(self) -> Work:
+        """The next invocation for the runtime; waits until there is one."""
+        ...
+
+    def answered(self, request_id: str, answer: Answer) -> bool:
+        """The runtime answered ``request_id``: ``False`` if that id is not in flight or
+        was answered already (the endpoint then refuses it)."""
+        ...
+
+    def init_failed(self, answer: Answer) -> bool:
+        """The runtime posted an init error: ``False`` if one was posted already."""
+        ...
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOOP_LOCK = threading.Lock()
+
+
+def loop() -> asyncio.AbstractEventLoop:
+    """The Runtime API's event loop, started in a daemon thread on first use."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None:
+            created = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=created.run_forever, name="lambda-runtime-api", daemon=True
+            )
+            thread.start()
+            _LOOP = created
+        return _LOOP
+
+
+def call(coroutine: Callable[[], Awaitable[object]]) -> object:
+    """Run ``coroutine()`` on the Runtime API's loop and wait for its result (from
+    another thread)."""
+    return asyncio.run_coroutine_threadsafe(_wrap(coroutine), loop()).result()
+
+
+async def _wrap(coroutine: Callable[[], Awaitable[object]]) -> object:
+    return await coroutine()
+
+
+class Endpoint:
+    """One execution environment's Runtime API, on ``127.0.0.1`` and a port of its own.
+
+    Made and closed on the event loop (:meth:`open`, :meth:`close`)."""
+
+    def __init__(self, environment: Environment) -> None:
+        self._environment = environment
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.address = ""
+        """``host:port``, the value of ``AWS_LAMBDA_RUNTIME_API``."""
+
+    async def open(self) -> str:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        host, port = self._server.sockets[0].getsockname()[:2]
+        self.address = f"{host}:{port}"
+        return self.address
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        self._writers.clear()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        try:
+            while True:
+                event = await self._event(connection, reader)
+                if isinstance(event, h11.ConnectionClosed):
+                    return
+                if not isinstance(event, h11.Request):
+                    return
+                refusal = self._refusal(event)
+                if refusal is not None:
+                    await self._send(connection, writer, 403, refusal, close=True)
+                    return
+                body, complete = await self._body(connection, reader)
+                status, payload = await self._route(event, body, complete)
+                await self._send(connection, writer, status, payload, close=not complete)
+                if not complete or connection.our_state is h11.MUST_CLOSE:
+                    return
+                connection.start_next_cycle()
+        except (h11.RemoteProtocolError, h11.LocalProtocolError, ConnectionError):
+            return  # malformed HTTP, or the process went: close, answer nothing
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    @staticmethod
+    async def _event(connection: h11.Connection, reader: asyncio.StreamReader) -> object:
+        while True:
+            event = connection.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            connection.receive_data(await reader.read(65536))
+
+    async def _body(
+        self, connection: h11.Connection, reader: asyncio.StreamReader
+    ) -> tuple[bytes, bool]:
+        """The request body, and whether it was within the size limit (a larger body is
+        not read to its end: the connection closes after the answer)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            event = await self._event(connection, reader)
+            if isinstance(event, h11.EndOfMessage):
+                return b"".join(chunks), True
+            if isinstance(event, h11.Data):
+                size += len(event.data)
+                if size > MAX_RESPONSE_BYTES:
+                    return b"", False
+                chunks.append(event.data)
+            elif isinstance(event, h11.ConnectionClosed):
+                raise ConnectionError("closed mid-request")
+
+    def _refusal(self, request: h11.Request) -> dict[str, str] | None:
+        names = {name for name, _ in request.headers}
+        host = dict(request.headers).get(b"host", b"").decode("latin-1")
+        if any(name in names for name in _BROWSER_HEADERS) or host != self.address:
+            return {
+                "errorMessage": "the Runtime API answers the function's own runtime only",
+                "errorType": "Forbidden",
+            }
+        return None
+
+    async def _route(
+        self, request: h11.Request, body: bytes, complete: bool
+    ) -> tuple[int, dict[str, str] | Work]:
+        path = request.target.decode("latin-1")
+        method = request.method.decode("latin-1")
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers
+        }
+        if method == "GET" and path == f"/{VERSION}/runtime/invocation/next":
+            return 200, await self._environment.next_work()
+        matched = _ANSWER.match(path)
+        if method == "POST" and matched is not None:
+            request_id, kind = matched.groups()
+            answer = _answer(body, headers, kind == "error") if complete else _too_large()
+            if self._environment.answered(request_id, answer):
+                return (202, {"status": "OK"}) if complete else (413, TOO_LARGE)
+            return 403, _invalid_transition(request_id)
+        if method == "POST" and path == f"/{VERSION}/runtime/init/error":
+            answer = _answer(body, headers, True) if complete else _too_large()
+            if self._environment.init_failed(answer):
+                return 202, {"status": "OK"}
+            return 403, _invalid_transition(None)
+        return 404, {"errorMessage": f"no route {method} {path}", "errorType": "NotFound"}
+
+    @staticmethod
+    async def _send(
+        connection: h11.Connection,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: dict[str, str] | Work,
+        *,
+        close: bool,
+    ) -> None:
+        headers = [(b"content-type", b"application/json")]
+        if isinstance(payload, Work):
+            body = payload.event
+            headers += [
+                (b"lambda-runtime-aws-request-id", payload.request_id.encode()),
+                (b"lambda-runtime-deadline-ms", str(payload.deadline_ms).encode()),
+                (b"lambda-runtime-invoked-function-arn", payload.function_arn.encode()),
+                (b"lambda-runtime-trace-id", payload.trace_id.encode()),
+            ]
+        else:
+            body = json.dumps(payload).encode()
+        headers.append((b"content-length", str(len(body)).encode()))
+        if close:
+            headers.append((b"connection", b"close"))
+        writer.write(connection.send(h11.Response(status_code=status, headers=headers)) or b"")
+        writer.write(connection.send(h11.Data(data=body)) or b"")
+        writer.write(connection.send(h11.EndOfMessage()) or b"")
+        await writer.drain()
+
+
+def _answer(body: bytes, headers: dict[str, str], error: bool) -> Answer:
+    content_type = headers.get("content-type", "application/json")
+    if not error:
+        return Answer(body, content_type, False)
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    error_type = parsed.get("errorType") if isinstance(parsed, dict) else None
+    if not isinstance(error_type, str):
+        error_type = headers.get("lambda-runtime-function-error-type")
+    return Answer(body, "application/json", True, error_type)
+
+
+def _too_large() -> Answer:
+    return Answer(json.dumps(TOO_LARGE).encode(), "application/json", True, TOO_LARGE["errorType"])
+
+
+def _invalid_transition(request_id: str | None) -> dict[str, str]:
+    about = f"request {request_id}" if request_id is not None else "init"
+    return {
+        "errorMessage": f"State transition is not allowed: {about} is not awaiting an answer",
+        "errorType": "InvalidStateTransition",
+    }

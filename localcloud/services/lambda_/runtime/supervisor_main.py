@@ -1,0 +1,119 @@
+"""One execution environment's supervisor: starts the runtime, and when the environment
+ends, no process it started outlives it.
+
+Started by :mod:`localcloud.services.lambda_.runtime.environments` as ``python -I -S
+supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER`` in a session of its own. It makes itself
+a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4+, no root or cgroups
+needed), so every process the function starts, at any depth, a daemon that forked twice
+or started a new session included, becomes its child when its parent exits. It starts the
+runtime, awslambdaric's own entry point (what ``python -m awslambdaric HANDLER`` runs), in
+an interpreter that sees only the task root (first on ``sys.path``, as ``LAMBDA_TASK_ROOT``
+is on Lambda), the runtime folder and the standard library (``-I`` ignores
+``PYTHONPATH``, so the path is set by the ``-c`` bootstrap), with the task root as its
+working directory and this process's stdout and stderr (the function's log stream).
+
+The environment ends when the runtime exits, or when the local cloud writes a byte to, or
+closes, this process's stdin (a timeout, a new environment, the server stopping, the
+server gone). Then every descendant is killed with ``SIGKILL`` (which no process can
+ignore) until none is left, and the supervisor exits with the runtime's exit status
+(``128 + N`` when signal N ended it).
+
+Standard library only: it runs outside the project's environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
+BOOTSTRAP = (
+    "import sys; sys.path[:0] = sys.argv[1:3]; del sys.argv[1:3]; import runpy; "
+    "runpy.run_module('awslambdaric', run_name='__main__', alter_sys=True)"
+)
+"""The runtime's command: the path set, then awslambdaric's ``__main__`` with the handler
+as its one argument."""
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
+    if _LIBC.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def _die_with_parent() -> None:
+    """In the runtime, before exec: killed if the supervisor is (``SIGKILL`` included)."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as listed:
+                found.update(int(pid) for pid in listed.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _kill_tree() -> None:
+    """``SIGKILL`` every child, reap it, and again, until none is left: the children of a
+    killed process become this subreaper's children when it exits."""
+    while True:
+        children = _children()
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                continue
+
+
+def main() -> int:
+    task_root, runtime_dir, handler = sys.argv[1:4]
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    runtime = subprocess.Popen(  # noqa: S603 - this interpreter and awslambdaric
+        [sys.executable, "-I", "-S", "-c", BOOTSTRAP, task_root, runtime_dir, handler],
+        stdin=subprocess.DEVNULL,
+        cwd=task_root,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - one thread here, before the watcher
+    )
+    ended = threading.Event()
+
+    def watch_control() -> None:
+        os.read(0, 1)  # a byte, or end of file: the environment ends
+        if not ended.is_set():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(runtime.pid, signal.SIGKILL)
+
+    threading.Thread(target=watch_control, daemon=True).start()
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)  # reaps the orphans it adopts too
+        except ChildProcessError:
+            return 1
+        if pid == runtime.pid:
+            ended.set()
+            break
+    _kill_tree()
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

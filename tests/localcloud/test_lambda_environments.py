@@ -1,0 +1,675 @@
+"""Functions deployed from a zip run as Lambda runs them (issue 27): each execution
+environment a process tree of its own, fed through the Lambda Runtime API, killed whole at
+its timeout, as many as invocations overlap; and the Lambda API refuses, with Lambda's
+errors, the names, packages and runtimes Lambda refuses.
+
+Every handler here is hostile or careless on purpose; each test is one finding of the
+issue, and failed on the code before it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import stat
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from localcloud.account import LocalCloud
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.template import load
+from localcloud.services.lambda_ import ProcessFunction, lookup
+from tests.support.aws import free_port
+from tests.support.cloud import started
+from tests.support.processes import python_module
+
+ROLE = "arn:aws:iam::123456789012:role/environments"
+
+
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with started(template=None) as running:
+        trust = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "lambda.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+        running.client("iam").create_role(
+            RoleName="environments", AssumeRolePolicyDocument=json.dumps(trust)
+        )
+        yield running
+
+
+def package(source: str, **more: str | bytes) -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("app.py", source)
+        for name, content in more.items():
+            zipped.writestr(name, content)
+    return archive.getvalue()
+
+
+_created: set[str] = set()
+
+
+def create(cloud: LocalCloud, name: str, source: str, *, timeout: int = 3, **kw: Any) -> None:
+    lam = cloud.client("lambda")
+    if name in _created:
+        lam.delete_function(FunctionName=name)
+    lam.create_function(
+        FunctionName=name,
+        Runtime="python3.13",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": package(source)},
+        Timeout=timeout,
+        **kw,
+    )
+    _created.add(name)
+
+
+def invoke(cloud: LocalCloud, name: str, event: Any) -> tuple[Any, bool]:
+    """(the payload read back, whether the function failed)."""
+    answer = cloud.client("lambda").invoke(FunctionName=name, Payload=json.dumps(event).encode())
+    body = answer["Payload"].read()
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = body
+    return payload, "FunctionError" in answer
+
+
+def error_code(call: Any) -> tuple[str, str]:
+    with pytest.raises(ClientError) as raised:
+        call()
+    error = raised.value.response["Error"]
+    return error["Code"], error["Message"]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+# --- 1. answers reach their own invocation ------------------------------------------------
+
+FORKS = """
+import os, time
+def handler(event, context):
+    pid = os.fork()
+    if pid == 0 and event["child_waits"]:
+        time.sleep(0.3)
+    elif pid != 0 and not event["child_waits"]:
+        time.sleep(0.3)
+    return {"n": event["n"], "child": pid == 0}
+"""
+
+
+@pytest.mark.parametrize("child_waits", [True, False], ids=["parent-first", "child-first"])
+def test_a_forked_child_that_returns_too_never_answers_another_invocation(
+    cloud: LocalCloud, child_waits: bool
+) -> None:
+    """Lambda's Runtime API takes the first answer for a request id and refuses the
+    second (403): the loser's runtime fails, its environment may end, and the next
+    invocation may fail with it, but none receives another's result."""
+    create(cloud, "forks", FORKS)
+    results = [invoke(cloud, "forks", {"n": n, "child_waits": child_waits}) for n in range(6)]
+
+    for n, (payload, failed) in enumerate(results):
+        if failed:
+            assert payload["errorType"] == "Runtime.ExitError", payload
+        else:
+            assert payload["n"] == n, results
+    assert not results[0][1]
+    assert sum(not failed for _, failed in results) >= 3, results
+
+
+FORGES = """
+import http.client, json, os
+LINE = b'{"body": "e30=", "content_type": "application/json", "error": false}\\n'
+def handler(event, context):
+    if event.get("lines"):
+        for fd in range(1, 64):  # the old worker's answer line, on every descriptor
+            try:
+                os.write(fd, LINE)
+            except OSError:
+                pass
+        raise RuntimeError("failed after writing answer lines")
+    if event.get("forge"):
+        connection = http.client.HTTPConnection(os.environ["AWS_LAMBDA_RUNTIME_API"])
+        connection.request(
+            "POST", "/2018-06-01/runtime/invocation/not-in-flight/response", b'{"forged": 1}'
+        )
+        refused = connection.getresponse()
+        garbage = http.client.HTTPConnection(os.environ["AWS_LAMBDA_RUNTIME_API"])
+        garbage.connect()
+        garbage.sock.sendall(b"NOT HTTP AT ALL\\r\\n\\r\\n")
+        closed = garbage.sock.recv(100) == b""
+        seen = {"status": refused.status, "body": json.loads(refused.read()), "closed": closed}
+        raise RuntimeError(json.dumps(seen))
+    return {"n": event["n"]}
+"""
+
+
+def test_answer_lines_written_anywhere_do_not_answer_and_the_next_invocation_is_its_own(
+    cloud: LocalCloud,
+) -> None:
+    """The old worker took the next line on fd 3 as the answer: this handler's forged
+    success acknowledged an SQS batch that failed. Written to every descriptor (its own
+    runtime's Runtime API connection included, which then closes), it answers nothing."""
+    create(cloud, "lines", FORGES)
+
+    failed_payload, failed = invoke(cloud, "lines", {"lines": True})
+    after = [invoke(cloud, "lines", {"n": n}) for n in range(3)]
+
+    assert failed
+    assert failed_payload["errorType"] in ("RuntimeError", "Runtime.ExitError")
+    assert after == [({"n": n}, False) for n in range(3)]
+
+
+def test_an_answer_for_a_request_not_in_flight_is_refused_and_malformed_http_closes(
+    cloud: LocalCloud,
+) -> None:
+    create(cloud, "forges", FORGES)
+
+    failed_payload, failed = invoke(cloud, "forges", {"forge": True})
+    after = [invoke(cloud, "forges", {"n": n}) for n in range(3)]
+
+    assert failed
+    assert failed_payload["errorType"] == "RuntimeError"
+    seen = json.loads(failed_payload["errorMessage"])
+    assert seen["status"] == 403
+    assert seen["body"]["errorType"] == "InvalidStateTransition"
+    assert seen["closed"]  # malformed HTTP: the connection closes, nothing is answered
+    assert after == [({"n": n}, False) for n in range(3)]
+
+
+# --- 2, 3, 6. packages and names Lambda refuses ----------------------------------------------
+
+
+def _folders() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("localcloud-function-*")}
+
+
+def _symlink_entry(zipped: zipfile.ZipFile, name: str, target: str) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    zipped.writestr(info, target)
+
+
+def _hostile(kind: str, outside: Path) -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("app.py", "def handler(event, context):\n    return 1\n")
+        if kind == "dotdot":
+            zipped.writestr(f"../../../../../..{outside}/escaped.py", "x")
+        elif kind == "absolute":
+            zipped.writestr(f"{outside}/escaped.py", "x")
+        elif kind == "symlink-out":
+            _symlink_entry(zipped, "link", str(outside))
+        elif kind == "symlink-relative-out":
+            _symlink_entry(zipped, "link", "../../../../../.." + str(outside))
+        elif kind == "symlinked-folder-then-file":
+            _symlink_entry(zipped, "folder", str(outside))
+            zipped.writestr("folder/escaped.py", "x")
+        elif kind == "file-then-folder":  # what failed with HTTP 500 and left the function
+            zipped.writestr("lib", "a file")
+            zipped.writestr("lib/module.py", "x")
+    return archive.getvalue()
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "dotdot",
+        "absolute",
+        "symlink-out",
+        "symlink-relative-out",
+        "symlinked-folder-then-file",
+        "file-then-folder",
+    ],
+)
+def test_a_package_that_cannot_be_extracted_inside_its_folder_leaves_no_function(
+    cloud: LocalCloud, tmp_path: Path, kind: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    before = _folders()
+    lam = cloud.client("lambda")
+
+    code, message = error_code(
+        lambda: lam.create_function(
+            FunctionName=f"hostile-{kind}",
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": _hostile(kind, outside)},
+        )
+    )
+
+    assert code == "InvalidParameterValueException"
+    assert message.startswith("Could not unzip uploaded file.")
+    assert error_code(lambda: lam.get_function(FunctionName=f"hostile-{kind}"))[0] == (
+        "ResourceNotFoundException"
+    )
+    assert list(outside.iterdir()) == []
+    assert _folders() == before
+
+
+def test_an_update_with_a_package_that_cannot_be_extracted_keeps_the_code_that_runs(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    create(cloud, "keeps-code", "def handler(event, context):\n    return 'old'\n")
+    lam = cloud.client("lambda")
+
+    code, _ = error_code(
+        lambda: lam.update_function_code(
+            FunctionName="keeps-code", ZipFile=_hostile("symlink-out", tmp_path)
+        )
+    )
+
+    assert code == "InvalidParameterValueException"
+    assert invoke(cloud, "keeps-code", {}) == ("old", False)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "runtime-abcd/../../../tmp/planted",
+        "a/b",
+        "a" * 65,
+        "a" * 200,
+        "order\u202egnp",
+        "bell\x1b[2J",
+    ],
+    ids=["dotdot", "slash", "65-chars", "200-chars", "rtl-override", "escape"],
+)
+def test_a_function_name_outside_the_apis_pattern_is_a_validation_exception(
+    cloud: LocalCloud, name: str
+) -> None:
+    before = _folders()
+    code, message = error_code(
+        lambda: cloud.client("lambda").create_function(
+            FunctionName=name,
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": package("def handler(e, c):\n    return 1\n")},
+        )
+    )
+
+    assert code == "ValidationException"
+    assert "at 'functionName' failed to satisfy constraint" in message
+    assert "\x1b" not in message  # escaped for a terminal
+    assert "\u202e" not in message
+    assert _folders() == before
+
+
+def test_sixty_four_characters_is_a_valid_name(cloud: LocalCloud) -> None:
+    create(cloud, "n" * 64, "def handler(event, context):\n    return 64\n")
+    assert invoke(cloud, "n" * 64, {}) == (64, False)
+
+
+# --- 4. the timeout kills the whole tree; a half-written answer holds nothing --------------
+
+SPAWNS = """
+import os, signal, subprocess, sys, time
+def handler(event, context):
+    pids = []
+    pids.append(subprocess.Popen(["sleep", "120"]).pid)
+    pids.append(subprocess.Popen(["sleep", "120"], start_new_session=True).pid)
+    stubborn = os.fork()
+    if stubborn == 0:  # a new session that ignores SIGTERM, forked twice (a daemon)
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if os.fork() == 0:
+            time.sleep(120)
+        os._exit(0)
+    os.waitpid(stubborn, 0)
+    with open(event["pids"], "w") as out:
+        out.write(" ".join(map(str, pids)) + " " + str(os.getpid()))
+    # the grandchild's pid: it is this process's only other descendant in the session
+    time.sleep(120)
+"""
+
+
+def test_at_its_timeout_the_environment_and_every_process_it_started_are_gone(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    create(cloud, "spawns", SPAWNS, timeout=2)
+    pids_file = tmp_path / "pids"
+
+    payload, failed = invoke(cloud, "spawns", {"pids": str(pids_file)})
+    ended = time.monotonic()
+
+    assert failed
+    assert payload["errorType"] == "Sandbox.Timedout"
+    assert "Task timed out after 2.00 seconds" in payload["errorMessage"]
+    pids = [int(p) for p in pids_file.read_text().split()]
+    sessions = {int(Path(f"/proc/{p}/stat").read_text().split()[5]) for p in pids if alive(p)}
+    deadline = ended + 1.0
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    assert [p for p in pids if alive(p)] == [], sessions
+    stragglers = [
+        proc.name
+        for proc in Path("/proc").iterdir()
+        if proc.name.isdigit()
+        and alive(int(proc.name))
+        and "sleep\x00120" in (proc / "cmdline").read_text(errors="replace")
+    ]
+    assert stragglers == []  # the daemon forked twice in a new session included
+
+
+HALF = """
+import os, socket, time
+def handler(event, context):
+    host, port = os.environ["AWS_LAMBDA_RUNTIME_API"].split(":")
+    connection = socket.create_connection((host, int(port)))
+    connection.sendall(
+        b"POST /2018-06-01/runtime/invocation/" + context.aws_request_id.encode()
+        + b"/response HTTP/1.1\\r\\nHost: " + os.environ["AWS_LAMBDA_RUNTIME_API"].encode()
+        + b"\\r\\nContent-Length: 100\\r\\n\\r\\n{\\"half"
+    )
+    time.sleep(60)
+"""
+
+WAITS_FOR = """
+import os, time
+def handler(event, context):
+    for _ in range(200):
+        if os.path.exists(event["marker"]):
+            return {"saw": True}
+        time.sleep(0.05)
+    return {"saw": False}
+"""
+
+MARKS = """
+def handler(event, context):
+    open(event["marker"], "w").close()
+    return {"marked": True}
+"""
+
+
+def test_a_half_written_answer_holds_only_its_own_invocation(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    """The old worker read one line per answer: half a line blocked every invocation of
+    every function. Here another function runs to its end while it hangs."""
+    create(cloud, "half", HALF, timeout=4)
+    create(cloud, "marks", MARKS)
+    marker = tmp_path / "marker"
+    hung: list[tuple[Any, bool]] = []
+    thread = threading.Thread(target=lambda: hung.append(invoke(cloud, "half", {})))
+    thread.start()
+    try:
+        time.sleep(0.5)
+        assert invoke(cloud, "marks", {"marker": str(marker)}) == ({"marked": True}, False)
+        assert thread.is_alive()  # still hanging, and it held nobody
+    finally:
+        thread.join(30)
+    assert hung[0][1]
+    assert hung[0][0]["errorType"] == "Sandbox.Timedout"
+
+
+def test_two_functions_run_at_once(cloud: LocalCloud, tmp_path: Path) -> None:
+    """One invocation waits for a marker the other function writes: it can only see it if
+    they overlap (the old server ran one invocation at a time)."""
+    create(cloud, "waits", WAITS_FOR, timeout=15)
+    create(cloud, "marks", MARKS)
+    marker = tmp_path / "a"
+    waited: list[tuple[Any, bool]] = []
+    thread = threading.Thread(
+        target=lambda: waited.append(invoke(cloud, "waits", {"marker": str(marker)}))
+    )
+    thread.start()
+    invoke(cloud, "marks", {"marker": str(marker)})
+    thread.join(30)
+    assert waited == [({"saw": True}, False)]
+
+
+BOTH = """
+import os, time
+def handler(event, context):
+    if event.get("mark"):
+        open(event["marker"], "w").close()
+        return {"marked": os.getpid()}
+    for _ in range(200):
+        if os.path.exists(event["marker"]):
+            return {"saw": os.getpid()}
+        time.sleep(0.05)
+    return {"saw": None}
+"""
+
+
+def test_one_function_overlaps_itself_in_two_execution_environments(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    create(cloud, "both", BOTH, timeout=15)
+    marker = tmp_path / "m"
+    waited: list[tuple[Any, bool]] = []
+    thread = threading.Thread(
+        target=lambda: waited.append(invoke(cloud, "both", {"marker": str(marker)}))
+    )
+    thread.start()
+    marked, failed = invoke(cloud, "both", {"marker": str(marker), "mark": True})
+    thread.join(30)
+
+    assert not failed
+    assert waited[0][1] is False
+    assert waited[0][0]["saw"] not in (None, marked["marked"])  # another process saw it
+    function = lookup("both")
+    assert isinstance(function, ProcessFunction)
+    assert function.environments() == 2
+
+
+# --- 5. concurrency: reserved, and the throttle ----------------------------------------
+
+
+def test_reserved_concurrency_zero_throttles_as_lambda_does(cloud: LocalCloud) -> None:
+    create(cloud, "reserved", "def handler(event, context):\n    return 'ran'\n")
+    lam = cloud.client("lambda")
+    lam.put_function_concurrency(FunctionName="reserved", ReservedConcurrentExecutions=0)
+
+    with pytest.raises(ClientError) as raised:
+        lam.invoke(FunctionName="reserved", Payload=b"{}")
+
+    assert raised.value.response["Error"]["Code"] == "TooManyRequestsException"
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
+    assert raised.value.response["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded"
+    lam.delete_function_concurrency(FunctionName="reserved")
+    assert invoke(cloud, "reserved", {}) == ("ran", False)
+
+
+# --- 6. the three size limits ----------------------------------------------------------------
+
+
+def test_a_direct_upload_over_50_mb_is_request_entity_too_large(cloud: LocalCloud) -> None:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as zipped:
+        zipped.writestr("app.py", "def handler(e, c):\n    return 1\n")
+        zipped.writestr("padding.bin", os.urandom(52_428_800))
+
+    code, message = error_code(
+        lambda: cloud.client("lambda").create_function(
+            FunctionName="too-big",
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": archive.getvalue()},
+        )
+    )
+
+    assert code == "RequestEntityTooLargeException"
+    assert message == "Request must be smaller than 69905067 bytes for the CreateFunction operation"
+
+
+def test_a_package_that_unzips_past_250_mb_stops_there_and_is_refused(cloud: LocalCloud) -> None:
+    """A zip bomb: 300 MB of zeros in a ~300 KB zip, counted while it is written."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("app.py", "def handler(e, c):\n    return 1\n")
+        with zipped.open("zeros.bin", "w", force_zip64=True) as zeros:
+            block = bytes(1 << 20)
+            for _ in range(300):
+                zeros.write(block)
+    before = _folders()
+
+    code, message = error_code(
+        lambda: cloud.client("lambda").create_function(
+            FunctionName="bomb",
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": archive.getvalue()},
+        )
+    )
+
+    assert (code, message) == (
+        "InvalidParameterValueException",
+        "Unzipped size must be smaller than 262144000 bytes",
+    )
+    assert _folders() == before
+
+
+def test_a_response_over_6_mb_is_function_response_size_too_large(cloud: LocalCloud) -> None:
+    create(cloud, "big-answer", "def handler(event, context):\n    return 'x' * 7_000_000\n")
+    payload, failed = invoke(cloud, "big-answer", {})
+    assert failed
+    assert payload["errorType"] == "Function.ResponseSizeTooLarge"
+
+
+# --- 9. a runtime the local cloud cannot run is refused by name ------------------------------
+
+
+def test_a_nodejs_function_is_refused_at_create_function(cloud: LocalCloud) -> None:
+    code, message = error_code(
+        lambda: cloud.client("lambda").create_function(
+            FunctionName="node",
+            Runtime="nodejs22.x",
+            Role=ROLE,
+            Handler="src/handlers/sqs-payload-logger.handler",
+            Code={"ZipFile": package("")},
+        )
+    )
+    assert code == "InvalidParameterValueException"
+    assert "nodejs22.x is not run by the local cloud" in message
+
+
+def test_a_nodejs_function_is_refused_at_deploy_naming_its_runtime(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Logger": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "CodeUri": "src/",
+                    "Handler": "src/handlers/sqs-payload-logger.handler",
+                    "Runtime": "nodejs22.x",
+                },
+            }
+        },
+    }
+    path = tmp_path / "template.yaml"
+    path.write_text(json.dumps(template))
+
+    with (
+        pytest.raises(UnsupportedTemplate) as raised,
+        started(template=load(path), stack_name="node-app"),
+    ):
+        pass
+
+    assert "Logger.Runtime" in str(raised.value)
+    assert "nodejs22.x is not run by the local cloud" in str(raised.value)
+
+
+# --- 8. stopping does not wait for user code --------------------------------------------------
+
+LONG = """
+import time
+def handler(event, context):
+    open(event["marker"], "w").close()
+    time.sleep(60)
+    return "finished"
+"""
+
+
+def test_sigterm_stops_the_server_within_5_s_with_an_invocation_running(tmp_path: Path) -> None:
+    """The old server waited for the function (61 s for a 60 s one). The caller in flight
+    gets an error answer, and the server says which invocation it ended."""
+    port = free_port()
+    with python_module("localcloud", "serve", "--port", str(port)) as server:
+        server.read_until("Ctrl-C stops the server")
+        endpoint = f"http://127.0.0.1:{port}"
+        session = boto3.Session(
+            aws_access_key_id="localcloud",
+            aws_secret_access_key="localcloud",
+            region_name="us-east-1",
+        )
+        iam = session.client("iam", endpoint_url=endpoint)
+        iam.create_role(RoleName="environments", AssumeRolePolicyDocument="{}")
+        lam = session.client(
+            "lambda",
+            endpoint_url=endpoint,
+            config=Config(read_timeout=90, retries={"max_attempts": 0}),
+        )
+        lam.create_function(
+            FunctionName="long",
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": package(LONG)},
+            Timeout=120,
+        )
+        marker = tmp_path / "started"
+        answers: list[Any] = []
+
+        def call() -> None:
+            try:
+                answer = lam.invoke(
+                    FunctionName="long", Payload=json.dumps({"marker": str(marker)})
+                )
+                answers.append((answer.get("FunctionError"), json.loads(answer["Payload"].read())))
+            except Exception as error:  # noqa: BLE001 - what the caller saw is the finding
+                answers.append(error)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        for _ in range(200):
+            if marker.exists():
+                break
+            time.sleep(0.05)
+        assert marker.exists()
+
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=5)  # raises if the server is still running after 5 s
+        caller.join(10)
+        printed = server.read_until("never-printed", timeout_s=5)
+
+    assert answers, printed
+    assert isinstance(answers[0], tuple), (answers, printed)
+    assert answers[0][0] == "Unhandled"
+    assert answers[0][1]["errorType"] == "Runtime.ExitError"
+    assert printed.count("stopped with the local cloud") == 1
