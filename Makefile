@@ -26,7 +26,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser bench-cold lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -173,6 +173,9 @@ lab-check: setup ## which of the running make lab's expectations hold now, step 
 LAB_TEXTS ?= ../shared/labs
 lab-replay: setup lab-tools ## both labs' commands on port 5000 with the labs' own workers from LAB_TEXTS (../shared/labs)
 	LOCALCLOUD_LAB_PORT=5000 LOCALCLOUD_LAB_TEXTS=$(abspath $(LAB_TEXTS)) pytest tests/e2e/test_labs.py -p no:xdist -k "as_written"
+
+bench-env: $(STAMP) ## the local cloud's cold start of an execution environment against a bare interpreter start (BENCH_ROUNDS=15)
+	python -m order_guard_tools bench-env --rounds $(or $(BENCH_ROUNDS),15)
 
 bench-cold: build ## only the cold-start table: each function's INIT against a bare boto3 handler (BENCH_REPEATS=15)
 	python -m order_guard_tools bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)

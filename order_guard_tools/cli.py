@@ -19,6 +19,7 @@ from order_guard_tools.commands import (
     CommandError,
     aws_problem,
     bench,
+    bench_env,
     console,
     demo,
     env_vars,
@@ -133,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         "--cold-start-only", action="store_true", help="only the cold-start table (quick)"
     )
     p.set_defaults(run=bench)
+
+    p = commands.add_parser(
+        "bench-env", help="the local cold start of an execution environment (a zip function)"
+    )
+    p.add_argument("--rounds", type=int, default=15)
+    p.set_defaults(run=bench_env)
 
     p = commands.add_parser("soak", help="thousands of messages through the local cloud")
     p.add_argument("--messages", type=int, default=5000)

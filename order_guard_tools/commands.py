@@ -333,6 +333,16 @@ def soak(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def bench_env(args: argparse.Namespace) -> int:
+    """``make bench-env``: the local cold start of an execution environment."""
+    from order_guard_tools.bench import environment_start
+    from order_guard_tools.report import render_environment_start
+
+    console.print(f"[dim]… {args.rounds} cold starts per contestant, interleaved")
+    render_environment_start(console, environment_start.figures(args.rounds))
+    return 0
+
+
 def bench(args: argparse.Namespace) -> int:
     """``make bench``: the figures as a table, and the JSON results file."""
     from order_guard_tools.bench import runner as bench_module

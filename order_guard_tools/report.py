@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -235,6 +235,33 @@ def render_cold_start(console: Console, init: Mapping[str, Any]) -> None:
             ]
             for name, f in init.items()
         ],
+    )
+
+
+def render_environment_start(console: Console, figures: Sequence[Any]) -> None:
+    """The local cloud's cold start of an execution environment, against a bare
+    interpreter start (:mod:`order_guard_tools.bench.environment_start`)."""
+
+    def span(values: tuple[float, float, float] | None, unit: str = "") -> list[str]:
+        if values is None:
+            return ["—", "—"]
+        median, low, high = values
+        return [f"{median:.1f}{unit}", f"{low:.1f}–{high:.1f}{unit}"]
+
+    _table(
+        console,
+        "Local cold start of an execution environment (a cold invocation of a zip function, "
+        "until the invoker has the answer; rounds interleaved)",
+        [
+            "contestant",
+            "wall ms",
+            "min–max",
+            "Init Duration ms",
+            "min–max",
+            "× baseline",
+            "min–max",
+        ],
+        [[f.name, *span(f.wall_ms), *span(f.init_ms), *span(f.ratio, "×")] for f in figures],
     )
 
 

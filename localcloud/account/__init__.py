@@ -44,6 +44,7 @@ from localcloud.cloudformation import stacks as stack
 from localcloud.cloudformation.deployer import deploy
 from localcloud.cloudformation.provider import Deployment
 from localcloud.cloudformation.template import Template
+from localcloud.patches import activity
 from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer
 from localcloud.server.guard import Policy
@@ -228,11 +229,12 @@ class LocalCloud:
         return view_module.create_app(self.view_data, parts)
 
     def watch(self, interval_s: float = 1.0) -> None:
-        """Server mode: read the account every ``interval_s`` seconds in the background,
-        as an open live view would, so that what is created and deleted between two looks
+        """Server mode: read the account in the background (every ``interval_s`` seconds
+        while requests change it, every 10 s when idle: :class:`Watcher`), as an open live
+        view would, so that what is created and deleted between two looks
         (a state machine a cleanup deleted, its executions) is still shown, as gone, afterwards."""
         if self._watcher is None:
-            self._watcher = Watcher(self._reader, interval_s)
+            self._watcher = Watcher(self._reader, interval_s, changed=activity.generation)
 
     def remember_resources(self) -> None:
         """Note every queue, table and state machine the account holds now, so the live

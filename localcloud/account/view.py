@@ -9,7 +9,8 @@ May import: :mod:`localcloud.state`, :mod:`localcloud.server.view` (the reader's
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from localcloud.account.extension import Extension, merged
@@ -65,16 +66,30 @@ def view_reader(
 
 
 class Watcher:
-    """Reads the account through ``read`` every ``interval_s`` seconds on a thread of its
-    own, as an open live view would, so that what is created and deleted between two
-    looks (a state machine a cleanup deleted, its executions) is still shown, as gone,
-    afterwards."""
+    """Reads the account through ``read`` on a thread of its own, as an open live view
+    would, so that what is created and deleted between two looks (a state machine a
+    cleanup deleted, its executions) is still shown, as gone, afterwards: every
+    ``interval_s`` seconds while ``changed()`` (a count of changing requests) moves, and
+    every ``idle_read_s`` seconds regardless. An idle account is not read every second:
+    with 100 queues a read costs about 0.1 s of CPU."""
 
-    def __init__(self, read: view_module.Reader, interval_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        read: view_module.Reader,
+        interval_s: float = 1.0,
+        *,
+        changed: Callable[[], int] = lambda: 0,
+        idle_read_s: float = 10.0,
+    ) -> None:
         self._stop = threading.Event()
 
         def run() -> None:
+            seen, last_read = changed(), time.monotonic()
             while not self._stop.wait(interval_s):
+                now, count = time.monotonic(), changed()
+                if count == seen and now - last_read < idle_read_s:
+                    continue
+                seen, last_read = count, now
                 try:
                     read({})
                 except Exception as exc:  # noqa: BLE001 - a read that fails now is retried

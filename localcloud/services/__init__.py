@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from localcloud.cloudformation import api as cloudformation_api
 from localcloud.cloudformation.provider import Provider
-from localcloud.patches import botocore
+from localcloud.patches import activity, botocore
 from localcloud.patches.registry import Patch, PatchMismatch, Registry
 from localcloud.services import (
     cloudwatch,
@@ -70,9 +70,10 @@ BUILT_IN: Final = (
     events.SERVICE,
 )
 """The services every local account runs."""
-CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES)
+CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES, *activity.PATCHES)
 """The patches of no one service: the CloudFormation API (application change sets, the
-engine's) and the hook around moto's answer to every request."""
+engine's), the hook around moto's answer to every request, and the count of changing
+requests the live view's watcher waits for."""
 
 _ADDED: list[Service] = []
 _LOCK = threading.RLock()

@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from moto.sqs.models import sqs_backends
+
 from localcloud.services.lambda_ import (
     Function,
     Invocation,
@@ -45,7 +47,9 @@ from localcloud.services.lambda_ import (
     event_source_mappings,
     lookup,
 )
+from localcloud.services.sqs import dispatch
 from localcloud.services.sqs.batches import MAX_RECEIVE, judge_response, record, split_by_payload
+from localcloud.services.sqs.dispatch import PROBLEM_BACKOFF_S
 from localcloud.text import say
 
 if TYPE_CHECKING:
@@ -99,7 +103,7 @@ class SqsEventSourceMapping:
     enabled: bool = True
     deleted: bool = False
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
+    _idle_wait: float = field(default=0.2, repr=False)
     _last_problem: str | None = field(default=None, repr=False)
 
     def refresh(self) -> None:
@@ -200,35 +204,39 @@ class SqsEventSourceMapping:
     # --- background polling (server mode) --------------------------------------------
 
     def start(self, idle_wait_seconds: float = 0.2) -> None:
-        """Poll in a daemon thread until :meth:`stop`."""
-        if self._thread is not None:
-            return
+        """Poll from now on, on the account's one dispatcher (:mod:`.dispatch`), which
+        looks at the queue every ``idle_wait_seconds`` while it is empty."""
         self._stop.clear()
-
-        def run() -> None:
-            while not self._stop.is_set() and not self.deleted:
-                try:
-                    outcome = self.poll_once()
-                except Exception as exc:  # noqa: BLE001 - a poller must survive a bad poll
-                    self._report(exc)
-                    self._stop.wait(5.0)
-                    continue
-                if self._last_problem is not None:
-                    say(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
-                    self._last_problem = None
-                if outcome.throttled:
-                    self._stop.wait(THROTTLE_BACKOFF_S)
-                elif outcome.invocation is None:
-                    self._stop.wait(idle_wait_seconds)
-
-        self._thread = threading.Thread(target=run, name=f"esm-{self.function.name}", daemon=True)
-        self._thread.start()
+        self._idle_wait = idle_wait_seconds
+        dispatch.dispatcher(idle_wait_seconds).add(self)
 
     def stop(self) -> None:
+        """Poll no more (a poll in flight ends first, up to 10 s)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        dispatch.dispatcher().remove(self)
+
+    def has_messages(self) -> bool:
+        """Whether the queue holds a message it would give now, read from moto's memory
+        (no request made; a queue that is gone answers yes, so the poll reports it)."""
+        _, _, _, region, account, name = self.queue_arn.split(":", 5)
+        queue = sqs_backends[account][region].queues.get(name)
+        return queue is None or bool(queue.messages)
+
+    def poll_in_dispatcher(self) -> float:
+        """One background poll; the seconds to wait before the next."""
+        if self._stop.is_set() or self.deleted:
+            return PROBLEM_BACKOFF_S
+        try:
+            outcome = self.poll_once()
+        except Exception as exc:  # noqa: BLE001 - a poller must survive a bad poll
+            self._report(exc)
+            return PROBLEM_BACKOFF_S
+        if self._last_problem is not None:
+            say(f"[event source mapping {self.uuid}] polling again: {self.queue_arn}")
+            self._last_problem = None
+        if outcome.throttled:
+            return THROTTLE_BACKOFF_S
+        return 0.0 if outcome.invocation is not None else self._idle_wait
 
     def _report(self, exc: Exception) -> None:
         """Say once what keeps a poll from working (a deleted queue, say), not every poll."""

@@ -29,6 +29,7 @@ processes of the environment send:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import re
 import threading
@@ -93,21 +94,44 @@ class Environment(Protocol):
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
+_THREAD: threading.Thread | None = None
 _LOOP_LOCK = threading.Lock()
 
 
 def loop() -> asyncio.AbstractEventLoop:
-    """The Runtime API's event loop, started in a daemon thread on first use."""
-    global _LOOP
+    """The Runtime API's event loop, started in a daemon thread on first use (and
+    stopped when the interpreter exits: :func:`shutdown`)."""
+    global _LOOP, _THREAD
     with _LOOP_LOCK:
         if _LOOP is None:
             created = asyncio.new_event_loop()
-            thread = threading.Thread(
+            _THREAD = threading.Thread(
                 target=created.run_forever, name="lambda-runtime-api", daemon=True
             )
-            thread.start()
+            _THREAD.start()
             _LOOP = created
+            atexit.register(shutdown)
         return _LOOP
+
+
+def shutdown() -> None:
+    """Cancel every task of the loop and stop it (every environment's supervisor then
+    sees its control pipe close and kills its process tree)."""
+    global _LOOP, _THREAD
+    with _LOOP_LOCK:
+        running, thread, _LOOP, _THREAD = _LOOP, _THREAD, None, None
+    if running is None or thread is None:
+        return
+
+    async def cancel_all() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        running.stop()
+
+    running.call_soon_threadsafe(lambda: running.create_task(cancel_all()))
+    thread.join(timeout=2)
 
 
 def call(coroutine: Callable[[], Awaitable[object]]) -> object:
@@ -129,6 +153,7 @@ class Endpoint:
         self._environment = environment
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self.address = ""
         """``host:port``, the value of ``AWS_LAMBDA_RUNTIME_API``."""
 
@@ -144,9 +169,14 @@ class Endpoint:
         for writer in list(self._writers):
             writer.close()
         self._writers.clear()
+        for task in list(self._tasks):
+            task.cancel()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         connection = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
             while True:
@@ -169,6 +199,8 @@ class Endpoint:
             return  # malformed HTTP, or the process went: close, answer nothing
         finally:
             self._writers.discard(writer)
+            if task is not None:
+                self._tasks.discard(task)
             writer.close()
 
     @staticmethod

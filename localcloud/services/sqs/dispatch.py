@@ -1,0 +1,121 @@
+"""Every SQS event source mapping of a served account, polled by one thread.
+
+Lambda's pollers long-poll their queues: an idle mapping costs nothing. A thread per
+mapping that receives every 0.2 s does not scale (100 idle mappings burnt a whole core
+and about 190 threads), so one :class:`Dispatcher` watches every mapping's queue in
+moto's memory (a count of its visible messages, no request made) every
+``tick_s`` seconds, and only a mapping whose queue has a message to give is polled
+(:meth:`~localcloud.services.sqs.poller.SqsEventSourceMapping.poll_once`), on a pool of
+at most :data:`POLL_WORKERS` threads. A mapping has one poll in flight at a time and is
+polled again at once after a poll that invoked its function; after a poll that failed it
+waits :data:`PROBLEM_BACKOFF_S`, after a throttled one :data:`~localcloud.services.sqs.
+poller.THROTTLE_BACKOFF_S`. The threads do not grow with the number of mappings.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+POLL_WORKERS: Final = 16
+"""Polls in flight at once, all mappings together (each one invokes a function)."""
+PROBLEM_BACKOFF_S: Final = 5.0
+"""How long a mapping waits after a poll that raised (a deleted queue, say)."""
+
+
+class Polled(Protocol):
+    """A mapping, as the dispatcher polls it."""
+
+    def has_messages(self) -> bool:
+        """Whether its queue has a message to give now (no request made)."""
+        ...
+
+    def poll_in_dispatcher(self) -> float:
+        """One poll; how long to wait before the next (0: at once)."""
+        ...
+
+
+@dataclass
+class _Entry:
+    mapping: Polled
+    busy: bool = False
+    not_before: float = 0.0
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class Dispatcher:
+    """The one thread that decides which mapping polls, and the pool that polls."""
+
+    def __init__(self, tick_s: float = 0.2) -> None:
+        self.tick_s = tick_s
+        self._entries: dict[int, _Entry] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=POLL_WORKERS, thread_name_prefix="esm-poll"
+        )
+        self._thread = threading.Thread(target=self._run, name="esm-dispatch", daemon=True)
+        self._thread.start()
+
+    def add(self, mapping: Polled) -> None:
+        with self._lock:
+            self._entries.setdefault(id(mapping), _Entry(mapping))
+        self._wake.set()
+
+    def remove(self, mapping: Polled, wait_s: float = 10.0) -> None:
+        """Stop polling ``mapping``; wait (up to ``wait_s``) for its poll in flight."""
+        with self._lock:
+            entry = self._entries.pop(id(mapping), None)
+        if entry is not None and entry.busy:
+            entry.done.wait(wait_s)
+
+    def _run(self) -> None:
+        while True:
+            now = time.monotonic()
+            with self._lock:
+                due = [e for e in self._entries.values() if not e.busy and e.not_before <= now]
+            for entry in due:
+                try:
+                    ready = entry.mapping.has_messages()
+                except Exception:  # noqa: BLE001 - the poll itself says what is wrong
+                    ready = True
+                if ready:
+                    self._submit(entry)
+            self._wake.wait(self.tick_s)
+            self._wake.clear()
+
+    def _submit(self, entry: _Entry) -> None:
+        entry.busy = True
+        entry.done.clear()
+        self._pool.submit(self._poll, entry)
+
+    def _poll(self, entry: _Entry) -> None:
+        try:
+            wait_s = entry.mapping.poll_in_dispatcher()
+        except Exception:  # noqa: BLE001 - poll_in_dispatcher reports its own problems
+            wait_s = PROBLEM_BACKOFF_S
+        entry.not_before = time.monotonic() + wait_s
+        entry.busy = False
+        entry.done.set()
+        if wait_s == 0:
+            self._wake.set()
+
+
+_DISPATCHER: Dispatcher | None = None
+"""One per process, idle (a tick over no mapping) while no account serves."""
+_DISPATCHER_LOCK = threading.Lock()
+
+
+def dispatcher(tick_s: float | None = None) -> Dispatcher:
+    """The account's dispatcher, started on first use; ``tick_s``, if given and shorter,
+    becomes how often it looks at the queues (seconds; 0.2 at first)."""
+    global _DISPATCHER
+    with _DISPATCHER_LOCK:
+        if _DISPATCHER is None:
+            _DISPATCHER = Dispatcher(tick_s if tick_s is not None else 0.2)
+        elif tick_s is not None and tick_s < _DISPATCHER.tick_s:
+            _DISPATCHER.tick_s = tick_s
+        return _DISPATCHER
