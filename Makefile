@@ -8,6 +8,7 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt src/requirements.txt | cksum | cut -d' ' -f1)
+RUNTIMES_STAMP := $(VENV)/.runtimes-$(shell cat requirements-runtime.txt | cksum | cut -d' ' -f1)
 VIEW_STAMP := node_modules/.installed-$(shell cat package-lock.json | cksum | cut -d' ' -f1)
 SCAN_VENV := .venv-scan
 SCAN_BIN := $(abspath $(SCAN_VENV))/bin
@@ -31,7 +32,7 @@ export SAM_CLI_TELEMETRY := 0
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-setup: $(STAMP) $(VIEW_STAMP) ## create .venv (pinned requirements) and node_modules (the live view's htmx)
+setup: $(STAMP) $(RUNTIMES_STAMP) $(VIEW_STAMP) ## create .venv (pinned requirements), Lambda's other Python runtimes, node_modules (the live view's htmx)
 
 $(STAMP): requirements-dev.txt src/requirements.txt
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: install it (pyenv install 3.13) or put python3.13 on PATH" >&2; exit 1; }
@@ -39,6 +40,27 @@ $(STAMP): requirements-dev.txt src/requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	$(BIN)/python -m pip check
 	@rm -f $(VENV)/.installed-* && touch $@
+
+# Lambda's other Python runtimes: awslambdaric (requirements-runtime.txt) for each CPython
+# 3.10, 3.11, 3.12 and 3.14 the machine has (pyenv's, else on PATH), in
+# .venv/lambda-runtimes/python3.X, so that a python3.X function runs under its own version;
+# one the machine lacks runs under 3.13, with a warning from the local cloud.
+$(RUNTIMES_STAMP): requirements-runtime.txt $(STAMP)
+	@for v in 3.10 3.11 3.12 3.14; do \
+	  py=$$(PYENV_VERSION=$$v pyenv which python 2>/dev/null \
+	    || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | tail -n 1 \
+	    || true); \
+	  [ -n "$$py" ] || py=$$(command -v python$$v || true); \
+	  [ -n "$$py" ] && [ "$$($$py -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$$v" ] || continue; \
+	  dir=$(VENV)/lambda-runtimes/python$$v; rm -rf $$dir; \
+	  if $$py -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
+	      --target $$dir/site -r requirements-runtime.txt 2>/dev/null; then \
+	    echo "$$py" > $$dir/interpreter; echo "Lambda runtime python$$v: $$py"; \
+	  else \
+	    rm -rf $$dir; echo "python$$v ($$py) has no pip: python$$v functions run under 3.13" >&2; \
+	  fi; \
+	done
+	@rm -f $(VENV)/.runtimes-* && touch $@
 
 $(VIEW_STAMP): package.json package-lock.json
 	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }

@@ -8,7 +8,7 @@ Semantics kept simple and safe for data:
   the same physical resource, its data intact, its in-place properties applied
   (:func:`localcloud.cloudformation.deployer.deploy` with ``kept``);
 - every other resource of the old stack is deleted and created again from the new
-  template: functions (a new zip, a new worker process, their event source mappings),
+  template: functions (a new zip, new execution environments, their event source mappings),
   roles, the state machine, alarms, dashboards, subscriptions;
 - a resource removed from the template is deleted, unless its ``DeletionPolicy`` is
   ``Retain`` (one that holds data only after the update succeeded, CloudFormation's
@@ -221,7 +221,7 @@ def delete(
     """Delete every resource of the stack in reverse creation order, except those whose
     ``DeletionPolicy`` keeps them (:data:`RETAINED`, or on the rollback of a failed
     create, ``create_rollback``, :data:`RETAINED_ON_CREATE_ROLLBACK`); stop its pollers
-    and worker processes. A partial deployment (what a failed create made) is deleted
+    and execution environments. A partial deployment (what a failed create made) is deleted
     the same way: only the resources it holds."""
     keeps = RETAINED_ON_CREATE_ROLLBACK if create_rollback else RETAINED
     removed: list[Removed] = []

@@ -30,6 +30,8 @@ from localcloud.account import LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
 from localcloud.services.lambda_ import ProcessFunction, lookup
+from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.runtime.interpreters import runtimes_home
 from tests.support.aws import free_port
 from tests.support.cloud import started
 from tests.support.processes import python_module
@@ -132,16 +134,17 @@ def test_a_forked_child_that_returns_too_never_answers_another_invocation(
     """Lambda's Runtime API takes the first answer for a request id and refuses the
     second (403). The forked child shares its parent's Runtime API connection, so the
     loser may fail, its environment may end, and a later invocation may fail with it (an
-    error envelope: ``Runtime.ExitError``, or ``Runtime.UnmarshalError`` when the two
-    processes read each other's answers off the shared socket, as they would on Lambda);
-    but no invocation ever receives a result computed from another's event."""
-    create(cloud, "forks", FORKS)
+    error envelope: ``Runtime.ExitError``; ``Runtime.UnmarshalError`` or
+    ``Sandbox.Timedout`` when the two processes read each other's answers off the shared
+    socket, as they would on Lambda); but no invocation ever receives a result computed
+    from another's event."""
+    create(cloud, "forks", FORKS, timeout=2)
     results = [invoke(cloud, "forks", {"n": n, "child_waits": child_waits}) for n in range(6)]
 
     for n, (payload, failed) in enumerate(results):
         if failed:
             assert isinstance(payload, dict), results
-            assert payload["errorType"].startswith("Runtime."), results
+            assert payload["errorType"].startswith(("Runtime.", "Sandbox.")), results
         else:
             assert payload["n"] == n, results
     assert not results[0][1]  # a fresh environment: the first answer wins, and is right
@@ -504,6 +507,67 @@ def test_reserved_concurrency_zero_throttles_as_lambda_does(cloud: LocalCloud) -
     assert invoke(cloud, "reserved", {}) == ("ran", False)
 
 
+def test_a_throttled_function_fails_a_step_functions_task_with_lambda_too_many_requests(
+    cloud: LocalCloud,
+) -> None:
+    create(cloud, "throttled-task", "def handler(event, context):\n    return 'ran'\n")
+    lam = cloud.client("lambda")
+    lam.put_function_concurrency(FunctionName="throttled-task", ReservedConcurrentExecutions=0)
+    arn = lam.get_function(FunctionName="throttled-task")["Configuration"]["FunctionArn"]
+    definition = {
+        "StartAt": "Call",
+        "States": {
+            "Call": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": arn, "Payload.$": "$"},
+                "End": True,
+            }
+        },
+    }
+    sfn = cloud.client("stepfunctions")
+    machine = sfn.create_state_machine(
+        name="throttled-flow", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+
+    execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+    deadline = time.monotonic() + 30
+    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
+        assert time.monotonic() < deadline, "the execution did not finish"
+        time.sleep(0.1)
+
+    assert described["status"] == "FAILED"
+    assert described["error"] == "Lambda.TooManyRequestsException"
+
+
+def test_an_sqs_mapping_keeps_a_throttled_batch_for_later(cloud: LocalCloud) -> None:
+    create(cloud, "throttled-consumer", "def handler(event, context):\n    return None\n")
+    lam = cloud.client("lambda")
+    lam.put_function_concurrency(FunctionName="throttled-consumer", ReservedConcurrentExecutions=0)
+    sqs = cloud.client("sqs")
+    url = sqs.create_queue(QueueName="throttled", Attributes={"VisibilityTimeout": "1"})["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    uuid = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName="throttled-consumer")[
+        "UUID"
+    ]
+    sqs.send_message(QueueUrl=url, MessageBody="keep me")
+
+    outcome = mappings.get(uuid).poll_once()
+
+    assert outcome.throttled
+    assert outcome.deleted == []
+    assert outcome.verdict.startswith(
+        "throttled (ReservedFunctionConcurrentInvocationLimitExceeded)"
+    )
+    lam.delete_function_concurrency(FunctionName="throttled-consumer")
+    time.sleep(1.1)  # the visibility timeout: the message is back
+    after = mappings.get(uuid).poll_once()
+    assert after.deleted == after.message_ids == outcome.message_ids
+    lam.delete_event_source_mapping(UUID=uuid)
+
+
 # --- 6. the three size limits ----------------------------------------------------------------
 
 
@@ -763,3 +827,42 @@ def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver(
     assert idle_cpu < 1.0, f"{idle_cpu:.2f} s of CPU in 10 s with 100 idle mappings"
     assert threads_mapped - threads_before <= 2, (threads_before, threads_mapped)
     assert left == [], f"{len(left)} of 100 queues still hold their message after 30 s"
+
+
+# --- 9. python3.x runs under its own CPython where the machine has it -----------------------
+
+VERSION = """
+import os, sys
+def handler(event, context):
+    return {"version": "%d.%d" % sys.version_info[:2], "env": os.environ["AWS_EXECUTION_ENV"]}
+"""
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.11", "3.12", "3.13", "3.14"])
+def test_a_python3_x_function_runs_under_that_cpython_or_says_which_it_runs_under(
+    cloud: LocalCloud, version: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make setup` installs awslambdaric for every CPython 3.10 to 3.14 the machine has
+    (.venv/lambda-runtimes); a version the machine lacks runs under 3.13, said once."""
+    installed = (runtimes_home() / f"python{version}" / "interpreter").is_file()
+    name = f"version-{version.replace('.', '-')}"
+    lam = cloud.client("lambda")
+    if name in _created:
+        lam.delete_function(FunctionName=name)
+    lam.create_function(
+        FunctionName=name,
+        Runtime=f"python{version}",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": package(VERSION)},
+    )
+    _created.add(name)
+
+    payload, failed = invoke(cloud, name, {})
+
+    assert not failed, payload
+    if installed or version == "3.13":
+        assert payload == {"version": version, "env": f"AWS_Lambda_python{version}"}
+    else:
+        assert payload == {"version": "3.13", "env": "AWS_Lambda_python3.13"}
+        assert f"python{version} functions run under python3.13 here" in capsys.readouterr().out

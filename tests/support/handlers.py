@@ -7,6 +7,11 @@ the class's unqualified name).
 What it writes is captured as Lambda sends it to the log group: what it prints (the EMF
 metrics Powertools flushes) and what its module's Powertools ``logger`` writes (a logger
 of the same service reuses the handler it had, so its stream is pointed here for the call).
+Logging is left as it was found (:func:`logging_as_found`): Powertools configures the
+standard logger of a service once per process and every later ``Logger`` of that service
+reuses its handler, so a handler made during the call, bound to the call's buffer, would
+swallow every later line of that service in the process (an in-process local cloud's
+functions' included).
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
@@ -25,6 +31,32 @@ from aws_lambda_powertools import Logger
 from awslambdaric import bootstrap
 
 from tests.support.aws import LambdaContext
+
+
+@contextlib.contextmanager
+def logging_as_found() -> Iterator[None]:
+    """Every standard logger's handlers and attributes, and the root handlers' filters, as
+    they were before the block: what the block added is taken away (a logger made in the
+    block is left with no handler and none of the attributes Powertools marks it with)."""
+    loggers = {
+        name: (list(found.handlers), set(vars(found)))
+        for name, found in logging.Logger.manager.loggerDict.items()
+        if isinstance(found, logging.Logger)
+    }
+    root_filters = {id(h): list(h.filters) for h in logging.root.handlers}
+    try:
+        yield
+    finally:
+        for name, found in list(logging.Logger.manager.loggerDict.items()):
+            if not isinstance(found, logging.Logger):
+                continue
+            handlers, attributes = loggers.get(name, ([], set(vars(logging.Logger("x")))))
+            found.handlers[:] = handlers
+            for added in set(vars(found)) - attributes:
+                delattr(found, added)
+        for handler in logging.root.handlers:
+            if id(handler) in root_filters:
+                handler.filters[:] = root_filters[id(handler)]
 
 
 @dataclass(frozen=True)
@@ -84,6 +116,7 @@ def invoke_cold(
     printed = io.StringIO()
     try:
         with (
+            logging_as_found(),
             mock.patch.dict(os.environ, environment),
             contextlib.redirect_stdout(printed),
             contextlib.ExitStack() as logging_to,

@@ -6,7 +6,7 @@ creates and invokes them, and the event source mappings that feed them.
   its output, the account's functions, and the listeners and hooks around every invocation;
 - the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
   runtime; moto's own SQS trigger switched off;
-- event source mappings (:mod:`.event_source_mappings`): one poller per mapping, made by
+- event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
 - whether a function's role lets Lambda create its log group (:mod:`.permissions`);
 - the CloudFormation types ``AWS::Lambda::Function``, ``EventSourceMapping`` and
@@ -44,7 +44,6 @@ from localcloud.services.lambda_.runtime import (
     registered,
     remove_listener,
     runnable,
-    runtime_dir,
     set_invoke_wrapper,
     set_platform,
     source_package,
@@ -82,7 +81,6 @@ __all__ = [
     "registered",
     "remove_listener",
     "runnable",
-    "runtime_dir",
     "set_invoke_wrapper",
     "set_platform",
     "source_package",

@@ -6,9 +6,10 @@
 - A package uploaded directly (``ZipFile``) is at most 50 MB zipped (Lambda quotas,
   "Deployment package (.zip file archive) size"); unzipped, 250 MB, counted while it is
   extracted (:mod:`.runtime.packages`).
-- The runtime: the local cloud runs Python functions only, under this interpreter. A
-  ``python3.x`` other than the one running here runs under it, with one warning naming
-  both versions; any other runtime, or an image package, is refused by name
+- The runtime: the local cloud runs Python functions only: a ``python3.x`` function under
+  that CPython where the machine has it with awslambdaric installed for it, else under
+  this interpreter with one warning naming both versions (:mod:`.runtime.interpreters`);
+  any other runtime, or an image package, is refused by name
   (``InvalidParameterValueException``), never run with Python.
 """
 
@@ -19,6 +20,7 @@ import sys
 import threading
 from typing import Final
 
+from localcloud.services.lambda_.runtime.interpreters import interpreter_for
 from localcloud.text import say
 
 DIRECT_UPLOAD_LIMIT: Final = 52_428_800
@@ -70,7 +72,7 @@ def check_function_name(name: object) -> str | None:
 def check_runtime(runtime: object, package_type: object = None) -> str | None:
     """Why the local cloud cannot run a function of this ``Runtime`` and ``PackageType``
     (``InvalidParameterValueException``'s message), or ``None``: it runs it (a
-    ``python3.x`` other than :data:`RUNS` with a one-time warning)."""
+    ``python3.x`` with no CPython of its version here with a one-time warning)."""
     if package_type not in (None, "Zip"):
         return (
             f"The package type {_shown(str(package_type))} is not run by the local cloud: "
@@ -81,13 +83,11 @@ def check_runtime(runtime: object, package_type: object = None) -> str | None:
             f"The runtime {_shown(str(runtime))} is not run by the local cloud: it runs "
             f"Python functions (python3.x) under {RUNS}"
         )
-    if runtime != RUNS:
+    _, warning = interpreter_for(runtime)
+    if warning is not None:
         with _WARNED_LOCK:
             first = runtime not in _WARNED
             _WARNED.add(runtime)
         if first:
-            say(
-                f"[lambda] {runtime} functions run under {RUNS} here: the local cloud runs "
-                "one interpreter"
-            )
+            say(warning)
     return None

@@ -175,6 +175,7 @@ def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
         memory_mb=int(function.memory_size),
         log_group=log_group or f"/aws/lambda/{function.function_name}",
         region=function.region,
+        runtime=str(function.run_time or "python3.13"),
     )
     runs.reserved_concurrency = None if reserved is None else int(reserved)
     return runs

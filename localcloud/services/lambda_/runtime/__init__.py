@@ -13,7 +13,7 @@ May import: nothing else of the local cloud.
 """
 
 from localcloud.services.lambda_.runtime.contract import log_lines
-from localcloud.services.lambda_.runtime.environments import ProcessFunction, runtime_dir
+from localcloud.services.lambda_.runtime.environments import ProcessFunction
 from localcloud.services.lambda_.runtime.functions import (
     Function,
     Invocation,
@@ -71,7 +71,6 @@ __all__ = [
     "register",
     "registered",
     "remove_listener",
-    "runtime_dir",
     "set_invoke_wrapper",
     "timed_out",
     "unregister",

@@ -1,12 +1,14 @@
 """Execution environments as Lambda keeps them: a process tree each, fed through the
 Runtime API, as many per function as invocations overlap.
 
-Used for every function deployed from a zip (``sam deploy``, ``aws lambda create-function``
-and ``update-function-code``): the zip must be all the function sees. An environment is a
-supervisor process (:mod:`~localcloud.services.lambda_.runtime.supervisor_main`) and the
-runtime it starts, awslambdaric's own client in an interpreter that sees only the task
-root, the runtime folder (:func:`runtime_dir`, Lambda's ``/var/runtime``: boto3, botocore
-and their dependencies, awslambdaric) and the standard library, so a packaging mistake
+Used for every function deployed from a zip (``sam deploy``, ``aws lambda
+create-function`` and ``update-function-code``): the zip must be all the function sees. An
+environment is a supervisor process
+(:mod:`~localcloud.services.lambda_.runtime.supervisor_main`) and the runtime it starts,
+awslambdaric's own client in an interpreter that sees only the task root, the runtime
+folder (Lambda's ``/var/runtime``: boto3, botocore and their dependencies, awslambdaric)
+and the standard library, in the CPython of the function's runtime where the machine has
+it (:mod:`~localcloud.services.lambda_.runtime.interpreters`), so a packaging mistake
 fails as ``Runtime.ImportModuleError``, as on Lambda. The runtime fetches its invocations
 from an :class:`~localcloud.services.lambda_.runtime.runtime_api.Endpoint` of its own.
 
@@ -37,13 +39,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import fcntl
-import importlib
 import json
 import os
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -59,24 +59,10 @@ from localcloud.services.lambda_.runtime.functions import (
     Ran,
     Throttled,
 )
+from localcloud.services.lambda_.runtime.interpreters import interpreter_for
 from localcloud.services.lambda_.runtime.output import EnvironmentOutput
 
 SUPERVISOR: Final = Path(__file__).with_name("supervisor_main.py")
-RUNTIME_PACKAGES: Final = (
-    "boto3",
-    "botocore",
-    "s3transfer",
-    "jmespath",
-    "dateutil",
-    "six",
-    "urllib3",
-    "awslambdaric",
-    "runtime_client",
-    "simplejson",
-)
-"""What the Lambda Python runtime puts on ``sys.path`` besides the task root (its
-``/var/runtime``): the SDK and the runtime interface client (``runtime_client`` is
-awslambdaric's native HTTP client)."""
 ACCOUNT_CONCURRENCY: Final = 64
 """The local account's concurrency: environments running at once, all functions together.
 Lambda's default quota is 1,000; each local environment is two processes (about 40 MB)."""
@@ -91,25 +77,8 @@ _UNSET_VARIABLES: Final = frozenset({"AWS_LAMBDA_MAX_CONCURRENCY"})
 """Never handed to the runtime: it switches awslambdaric 4.2 into its multi-concurrency
 mode (Lambda Managed Instances), which one-at-a-time environments do not have."""
 
-_RUNTIME_DIR: Path | None = None
-_RUNTIME_DIR_LOCK = threading.Lock()
 _BUSY_LOCK = threading.Lock()
 _busy_in_account = 0
-
-
-def runtime_dir() -> Path:
-    """A folder holding only the runtime's own packages (links into this environment)."""
-    global _RUNTIME_DIR
-    with _RUNTIME_DIR_LOCK:
-        if _RUNTIME_DIR is None:
-            directory = Path(tempfile.mkdtemp(prefix="localcloud-runtime-"))
-            for name in RUNTIME_PACKAGES:
-                module = importlib.import_module(name)
-                source = Path(str(module.__file__))
-                source = source.parent if source.name == "__init__.py" else source
-                (directory / source.name).symlink_to(source)
-            _RUNTIME_DIR = directory
-    return _RUNTIME_DIR
 
 
 @dataclass
@@ -192,12 +161,14 @@ class ExecutionEnvironment:
         self._log_fd = read_fd
         loop = asyncio.get_running_loop()
         loop.add_reader(read_fd, self._read_logs)
+        interpreter, _ = interpreter_for(self.function.runtime)
         base = {k: os.environ[k] for k in ("PATH", "LANG", "TZ") if k in os.environ}
         variables = {
             **base,
             **self.function.runtime_variables(traced=False),
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_{interpreter.runs}",
             "AWS_LAMBDA_RUNTIME_API": address,
-            "LAMBDA_RUNTIME_DIR": str(runtime_dir()),
+            "LAMBDA_RUNTIME_DIR": str(interpreter.runtime_dir),
         }
         for name in _UNSET_VARIABLES:
             variables.pop(name, None)
@@ -209,8 +180,9 @@ class ExecutionEnvironment:
                 "-S",
                 str(SUPERVISOR),
                 str(self.function.code_uri),
-                str(runtime_dir()),
+                str(interpreter.runtime_dir),
                 self.function.handler,
+                interpreter.executable,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=write_fd,
                 stderr=write_fd,

@@ -124,6 +124,8 @@ class Function:
     log_stream: str = field(default="", repr=False)
     current: tuple[str, Any] | None = field(default=None, repr=False)
     """(request id, event) of the invocation in progress, if any."""
+    runtime: str = "python3.13"
+    """The function's ``Runtime`` (``python3.x``)."""
     reserved_concurrency: int | None = field(default=None, repr=False)
     """``PutFunctionConcurrency``'s reserved concurrency (``None``: unreserved; 0
     throttles every invocation)."""

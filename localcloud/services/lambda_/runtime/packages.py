@@ -4,8 +4,8 @@ A from-source deploy (``make demo``, ``make serve``, the tests) creates its func
 through the Lambda API like any other, with a small zip that holds only
 :data:`SOURCE_MARKER`, the path of the source folder (the template's ``CodeUri``, relative
 to the template's folder). Whoever creates the function, the account runs what the
-package says: the handler in-process from that folder, or the package's own code in a
-worker process (:func:`localcloud.services.lambda_.runtime.registry.runnable`).
+package says: the handler in-process from that folder, or the package's own code in
+execution environments of its own (:func:`localcloud.services.lambda_.runtime.registry.runnable`).
 """
 
 from __future__ import annotations

@@ -71,8 +71,8 @@ def by_access_key(access_key: str | None) -> Function | None:
 
 
 def invoking() -> Function | None:
-    """The one function with an invocation in progress (invocations run one at a time in
-    the process), if any."""
+    """The one function with an invocation in progress, if exactly one has (in-process
+    invocations run one at a time), else ``None``."""
     with _LOCK:
         functions = list(_FUNCTIONS.values())
     busy = [f for f in functions if f.current is not None]
@@ -90,6 +90,7 @@ def runnable(
     memory_mb: int,
     log_group: str,
     region: str,
+    runtime: str = "python3.13",
 ) -> Function:
     """The function a deployment package describes, with the platform's additions: in
     process from source for a source package (:mod:`~localcloud.services.lambda_.
@@ -121,6 +122,7 @@ def runnable(
         log_group=log_group,
         region=region,
         log_sink=_PLATFORM.log_sink,
+        runtime=runtime,
     )
 
 

@@ -2,7 +2,8 @@
 ends, no process it started outlives it.
 
 Started by :mod:`localcloud.services.lambda_.runtime.environments` as ``python -I -S
-supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER`` in a session of its own. It makes itself
+supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER PYTHON`` in a session of its own
+(``PYTHON``: the CPython of the function's runtime). It makes itself
 a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4+, no root or cgroups
 needed), so every process the function starts, at any depth, a daemon that forked twice
 or started a new session included, becomes its child when its parent exits. It starts the
@@ -84,11 +85,11 @@ def _kill_tree() -> None:
 
 
 def main() -> int:
-    task_root, runtime_dir, handler = sys.argv[1:4]
+    task_root, runtime_dir, handler, python = sys.argv[1:5]
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
-    runtime = subprocess.Popen(  # noqa: S603 - this interpreter and awslambdaric
-        [sys.executable, "-I", "-S", "-c", BOOTSTRAP, task_root, runtime_dir, handler],
+    runtime = subprocess.Popen(  # noqa: S603 - the runtime's CPython and awslambdaric
+        [python, "-I", "-S", "-c", BOOTSTRAP, task_root, runtime_dir, handler],
         stdin=subprocess.DEVNULL,
         cwd=task_root,
         preexec_fn=_die_with_parent,  # noqa: PLW1509 - one thread here, before the watcher
