@@ -496,9 +496,16 @@ def test_reserved_concurrency_zero_throttles_as_lambda_does(cloud: LocalCloud) -
     create(cloud, "reserved", "def handler(event, context):\n    return 'ran'\n")
     lam = cloud.client("lambda")
     lam.put_function_concurrency(FunctionName="reserved", ReservedConcurrentExecutions=0)
+    once = boto3.client(  # botocore retries a throttle itself: one attempt, to see it
+        "lambda",
+        region_name=cloud.region,
+        aws_access_key_id="localcloud",
+        aws_secret_access_key="localcloud",
+        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+    )
 
     with pytest.raises(ClientError) as raised:
-        lam.invoke(FunctionName="reserved", Payload=b"{}")
+        once.invoke(FunctionName="reserved", Payload=b"{}")
 
     assert raised.value.response["Error"]["Code"] == "TooManyRequestsException"
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
