@@ -39,8 +39,18 @@ from tests.support.processes import python_module
 ROLE = "arn:aws:iam::123456789012:role/environments"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """This module's extracted packages in a folder of its own: the tests count the
+    folders a refused package leaves, and another pytest worker's are none of theirs."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("temporary"))
+    yield
+    tempfile.tempdir = saved
+
+
 @pytest.fixture(scope="module")
-def cloud() -> Iterator[LocalCloud]:
+def cloud(own_temporary_folder: None) -> Iterator[LocalCloud]:
     with started(template=None) as running:
         trust = {
             "Version": "2012-10-17",
@@ -210,6 +220,149 @@ def test_an_answer_for_a_request_not_in_flight_is_refused_and_malformed_http_clo
     assert after == [({"n": n}, False) for n in range(3)]
 
 
+STEALS = """
+import http.client, json, os
+def handler(event, context):
+    mine = os.environ["AWS_LAMBDA_RUNTIME_API"]
+    others = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            variables = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        for variable in variables:
+            if variable.startswith(b"AWS_LAMBDA_RUNTIME_API="):
+                address = variable.split(b"=", 1)[1].decode()
+                if address != mine:
+                    others.add(address)
+    for address in others:  # a child waits on each, and answers what it gets
+        if os.fork() == 0:
+            try:
+                connection = http.client.HTTPConnection(address, timeout=30)
+                connection.request("GET", "/2018-06-01/runtime/invocation/next")
+                answer = connection.getresponse()
+                request_id = answer.getheader("lambda-runtime-aws-request-id")
+                stolen = answer.read().decode()
+                connection.request(
+                    "POST",
+                    f"/2018-06-01/runtime/invocation/{request_id}/response",
+                    json.dumps({"stolen": stolen}),
+                )
+                connection.getresponse().read()
+            finally:
+                os._exit(0)
+    return sorted(others)
+"""
+
+
+def test_a_function_cannot_fetch_another_environments_invocations(cloud: LocalCloud) -> None:
+    """Another function's Runtime API address is in its process's /proc/<pid>/environ;
+    its endpoint closes a connection that no process of its own environment holds."""
+    create(cloud, "victim", "def handler(event, context):\n    return {'victim_saw': event}\n")
+    create(cloud, "steals", STEALS)
+    assert invoke(cloud, "victim", {"secret": 1}) == ({"victim_saw": {"secret": 1}}, False)
+
+    found, failed = invoke(cloud, "steals", {})
+    time.sleep(0.5)  # the children are waiting on the victim's endpoint, or were turned away
+
+    assert not failed
+    assert found  # the victim's environment was found
+    later = [invoke(cloud, "victim", {"secret": n}) for n in (2, 3, 4)]
+    assert later == [({"victim_saw": {"secret": n}}, False) for n in (2, 3, 4)]
+
+
+KILLS_GROUP = """
+import os, signal, time
+def handler(event, context):
+    if os.fork() == 0:
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with open(event["pid"], "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(120)
+        os._exit(0)
+    time.sleep(0.5)
+    os.killpg(0, signal.SIGTERM)  # its own process group: the runtime's, not the supervisor's
+    time.sleep(5)
+"""
+
+
+def test_a_function_that_signals_its_process_group_leaves_nothing_behind(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    create(cloud, "kills-group", KILLS_GROUP, timeout=10)
+    pid_file = tmp_path / "pid"
+
+    payload, failed = invoke(cloud, "kills-group", {"pid": str(pid_file)})
+
+    assert failed
+    assert payload["errorType"] == "Runtime.ExitError"
+    assert payload["errorMessage"].endswith("Runtime exited with error: signal: terminated")
+    daemon = int(pid_file.read_text())
+    deadline = time.monotonic() + 2
+    while alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(daemon)
+
+
+UPDATED = """
+import os, time
+def handler(event, context):
+    time.sleep(event.get("sleep", 0))
+    return {"V": os.environ.get("V"), "data": open("data.txt").read()}
+"""
+
+
+def test_an_update_lets_the_invocation_in_flight_finish_in_its_code_and_later_ones_see_it(
+    cloud: LocalCloud,
+) -> None:
+    """UpdateFunctionCode removed the task root under a running invocation, and after an
+    UpdateFunctionConfiguration the environment that was busy came back with the old
+    variables."""
+    lam = cloud.client("lambda")
+    if "updated" in _created:
+        lam.delete_function(FunctionName="updated")
+    lam.create_function(
+        FunctionName="updated",
+        Runtime="python3.13",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": package(UPDATED, **{"data.txt": "old"})},
+        Timeout=10,
+        Environment={"Variables": {"V": "old"}},
+    )
+    _created.add("updated")
+
+    def during(change: Any) -> tuple[Any, bool]:
+        busy: list[tuple[Any, bool]] = []
+        thread = threading.Thread(
+            target=lambda: busy.append(invoke(cloud, "updated", {"sleep": 1.5}))
+        )
+        thread.start()
+        time.sleep(0.7)
+        change()
+        thread.join(30)
+        return busy[0]
+
+    in_flight = during(
+        lambda: lam.update_function_configuration(
+            FunctionName="updated", Environment={"Variables": {"V": "new"}}
+        )
+    )
+    assert in_flight == ({"V": "old", "data": "old"}, False)
+    assert [invoke(cloud, "updated", {}) for _ in range(3)] == [
+        ({"V": "new", "data": "old"}, False)
+    ] * 3
+
+    in_flight = during(
+        lambda: lam.update_function_code(
+            FunctionName="updated", ZipFile=package(UPDATED, **{"data.txt": "new"})
+        )
+    )
+    assert in_flight == ({"V": "new", "data": "old"}, False)  # its own task root, still there
+    assert invoke(cloud, "updated", {}) == ({"V": "new", "data": "new"}, False)
+
+
 # --- 2, 3, 6. packages and names Lambda refuses ----------------------------------------------
 
 
@@ -238,6 +391,11 @@ def _hostile(kind: str, outside: Path) -> bytes:
         elif kind == "symlinked-folder-then-file":
             _symlink_entry(zipped, "folder", str(outside))
             zipped.writestr("folder/escaped.py", "x")
+        elif kind in ("link-chain", "link-chain-then-folder"):  # a later link moves an earlier
+            _symlink_entry(zipped, "a", "b/b/b/../../../../../../.." + str(outside))
+            _symlink_entry(zipped, "b", ".")
+            if kind == "link-chain-then-folder":
+                zipped.writestr("a/planted/deeper/", "")
         elif kind == "file-then-folder":  # what failed with HTTP 500 and left the function
             zipped.writestr("lib", "a file")
             zipped.writestr("lib/module.py", "x")
@@ -252,6 +410,8 @@ def _hostile(kind: str, outside: Path) -> bytes:
         "symlink-out",
         "symlink-relative-out",
         "symlinked-folder-then-file",
+        "link-chain",
+        "link-chain-then-folder",
         "file-then-folder",
     ],
 )
@@ -279,6 +439,7 @@ def test_a_package_that_cannot_be_extracted_inside_its_folder_leaves_no_function
         "ResourceNotFoundException"
     )
     assert list(outside.iterdir()) == []
+    assert not (tmp_path / "planted").exists()
     assert _folders() == before
 
 
@@ -329,6 +490,33 @@ def test_a_function_name_outside_the_apis_pattern_is_a_validation_exception(
     assert "\x1b" not in message  # escaped for a terminal
     assert "\u202e" not in message
     assert _folders() == before
+
+
+def test_a_function_created_by_its_arn_is_named_by_the_arns_name(cloud: LocalCloud) -> None:
+    lam = cloud.client("lambda")
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:by-arn"
+    lam.create_function(
+        FunctionName=arn,
+        Runtime="python3.13",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": package("def handler(event, context):\n    return 'by arn'\n")},
+    )
+    _created.add("by-arn")
+
+    assert lam.get_function(FunctionName="by-arn")["Configuration"]["FunctionArn"] == arn
+    assert invoke(cloud, "by-arn:$LATEST", {}) == ("by arn", False)
+    code, message = error_code(
+        lambda: lam.create_function(
+            FunctionName="arn:aws:lambda:us-east-1:999999999999:function:elsewhere",
+            Runtime="python3.13",
+            Role=ROLE,
+            Handler="app.handler",
+            Code={"ZipFile": package("def handler(event, context):\n    return 1\n")},
+        )
+    )
+    assert code == "ValidationException"
+    assert "999999999999" in message
 
 
 def test_sixty_four_characters_is_a_valid_name(cloud: LocalCloud) -> None:

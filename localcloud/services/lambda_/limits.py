@@ -69,6 +69,23 @@ def check_function_name(name: object) -> str | None:
     return None
 
 
+def name_in(reference: str, account: str, region: str) -> tuple[str | None, str]:
+    """(a problem, the function name) of a valid ``FunctionName`` (a name, a partial or a
+    full ARN): the name out of the ARN, which must be this account's and region's."""
+    matched = FUNCTION_NAME.fullmatch(reference)
+    assert matched is not None, "check_function_name first"
+    arn_region = (matched.group(3) or "").rstrip(":")
+    arn_account = (matched.group(5) or "").rstrip(":")
+    if arn_account and arn_account != account:
+        return (
+            f"The account in the function ARN ({arn_account}) is not this account ({account})",
+            "",
+        )
+    if arn_region and arn_region != region:
+        return (f"The region in the function ARN ({arn_region}) is not this region ({region})", "")
+    return None, matched.group(7)
+
+
 def check_runtime(runtime: object, package_type: object = None) -> str | None:
     """Why the local cloud cannot run a function of this ``Runtime`` and ``PackageType``
     (``InvalidParameterValueException``'s message), or ``None``: it runs it (a

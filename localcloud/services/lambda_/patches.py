@@ -44,6 +44,7 @@ from localcloud.services.lambda_.limits import (
     DIRECT_UPLOAD_LIMIT,
     check_function_name,
     check_runtime,
+    name_in,
 )
 from localcloud.services.lambda_.runtime import (
     Function,
@@ -187,6 +188,10 @@ def _create_function(original: Method) -> Method:
         problem = check_function_name(name)
         if problem is not None:
             raise JsonRESTError("ValidationException", problem)
+        arn_problem, plain_name = name_in(str(name), self.account_id, self.region_name)
+        if arn_problem is not None:
+            raise JsonRESTError("ValidationException", arn_problem)
+        spec = {**spec, "FunctionName": plain_name}  # the name, out of a (partial) ARN
         refused = check_runtime(spec.get("Runtime"), spec.get("PackageType"))
         if refused is not None:
             raise _refuse(refused)

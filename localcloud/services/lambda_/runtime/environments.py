@@ -36,6 +36,7 @@ environment lifecycle", "Lambda function scaling"):
 from __future__ import annotations
 
 import asyncio
+import codecs
 import concurrent.futures
 import contextlib
 import fcntl
@@ -47,6 +48,7 @@ import sys
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -79,6 +81,7 @@ mode (Lambda Managed Instances), which one-at-a-time environments do not have.""
 
 _BUSY_LOCK = threading.Lock()
 _busy_in_account = 0
+_BUSY_BY_NAME: dict[str, int] = {}
 
 
 @dataclass
@@ -102,8 +105,10 @@ class ExecutionEnvironment:
         self.function = function
         self.log_stream = f"{time.strftime('%Y/%m/%d', time.gmtime())}/[$LATEST]{uuid.uuid4().hex}"
         self.output = EnvironmentOutput()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.gone = False
         self.idle_since = time.monotonic()
+        self.generation = 0
         self._endpoint = runtime_api.Endpoint(self)
         self._process: asyncio.subprocess.Process | None = None
         self._log_fd = -1
@@ -134,8 +139,13 @@ class ExecutionEnvironment:
         work = runtime_api.Work(request_id, event_body, self.function.arn, 0, trace_id)
         pending = _Pending(work, timeout_s, done)
         runtime_api.loop().call_soon_threadsafe(self._submit, pending)
-        # The loop always ends it (answer, exit, timeout); the margin only guards a bug.
-        return done.result(timeout=INIT_LIMIT_S + timeout_s + 30)
+        try:  # the loop ends it (an answer, an exit, the timeout's kill); this guards a bug,
+            # or a process tree that takes longer than this to kill
+            return done.result(timeout=INIT_LIMIT_S + timeout_s + 30)
+        except concurrent.futures.TimeoutError:
+            self.retire()
+            envelope = contract.timeout_error(request_id, timeout_s)
+            return Ran(contract.error_outcome(envelope), "", timed_out=True, gone=True)
 
     def retire(self) -> None:
         """End the environment (its process tree killed); returns at once."""
@@ -211,8 +221,10 @@ class ExecutionEnvironment:
                 asyncio.get_running_loop().remove_reader(self._log_fd)
                 os.close(self._log_fd)
                 self._log_fd = -1
+                self.output.write(self._decoder.decode(b"", final=True))
                 return
-            self.output.write(chunk.decode("utf-8", "replace"))
+            # incrementally: a character cut between two reads is decoded whole
+            self.output.write(self._decoder.decode(chunk))
 
     async def next_work(self) -> runtime_api.Work:
         """``GET …/invocation/next``: the init is over; the invocation's clock starts."""
@@ -241,6 +253,25 @@ class ExecutionEnvironment:
         self._read_logs()
         self._finish(pending, Ran(_outcome(answer), self.output.take(), init_ms=self._take_init()))
         return True
+
+    def process_ids(self) -> set[int]:
+        process = self._process
+        if process is None:
+            return set()
+        found: set[int] = set()
+        frontier = {process.pid}
+        while frontier:
+            found |= frontier
+            frontier = {child for pid in frontier for child in _children(pid)} - found
+        return found
+
+    def requeue(self, work: runtime_api.Work) -> None:
+        pending = self._pending
+        if pending is None or pending.work.request_id != work.request_id or pending.done.done():
+            return
+        self._cancel_timer()
+        pending.fetched = False
+        self._queue.put_nowait(pending)
 
     def init_failed(self, answer: runtime_api.Answer) -> bool:
         if self._init_error is not None or self._init_ms is not None:
@@ -337,6 +368,22 @@ class ExecutionEnvironment:
             self._timer = None
 
 
+def _children(pid: int) -> set[int]:
+    """The children of ``pid``, as ``/proc/<pid>/task/*/children`` list them."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                found.update(int(child) for child in listed.read().split())
+        except OSError:
+            continue
+    return found
+
+
 class _Unstarted(Exception):
     """The environment ended before its runtime fetched the invocation."""
 
@@ -348,8 +395,11 @@ def _outcome(answer: runtime_api.Answer) -> contract.Outcome:
 
 
 def _exit_ran(request_id: str, status: int | None) -> Ran:
-    if status is not None and status > 128:
-        described = f"signal: {(signal.strsignal(status - 128) or str(status - 128)).lower()}"
+    signum = status - 128 if status is not None and status > 128 else None
+    if status is not None and status < 0:  # the supervisor itself was killed
+        signum = -status
+    if signum is not None:
+        described = f"signal: {(signal.strsignal(signum) or str(signum)).lower()}"
     else:
         described = f"exit status {status}"
     envelope = {
@@ -359,19 +409,39 @@ def _exit_ran(request_id: str, status: int | None) -> Ran:
     return Ran(contract.error_outcome(envelope), "", gone=True)
 
 
-def _take_account_slot() -> bool:
+def _take_slots(name: str, reserved: int | None) -> bool:
+    """One more environment busy for ``name`` and the account, if both have room: the
+    function's reserved concurrency counts every version of it (an update's old and new
+    code together), as on Lambda."""
     global _busy_in_account
     with _BUSY_LOCK:
+        busy = _BUSY_BY_NAME.get(name, 0)
+        if reserved is not None and busy >= reserved:
+            return False
         if _busy_in_account >= ACCOUNT_CONCURRENCY:
             return False
         _busy_in_account += 1
+        _BUSY_BY_NAME[name] = busy + 1
         return True
 
 
-def _give_account_slot() -> None:
+def _last_refusal(name: str, reserved: int | None) -> str:
+    """The throttle's ``Reason`` for a refused :func:`_take_slots`."""
+    with _BUSY_LOCK:
+        if reserved is not None and _BUSY_BY_NAME.get(name, 0) >= reserved:
+            return "ReservedFunctionConcurrentInvocationLimitExceeded"
+    return "ConcurrentInvocationLimitExceeded"
+
+
+def _give_slots(name: str) -> None:
     global _busy_in_account
     with _BUSY_LOCK:
         _busy_in_account -= 1
+        left = _BUSY_BY_NAME.get(name, 1) - 1
+        if left > 0:
+            _BUSY_BY_NAME[name] = left
+        else:
+            _BUSY_BY_NAME.pop(name, None)
 
 
 @dataclass(eq=False)
@@ -384,6 +454,9 @@ class ProcessFunction(Function):
     _busy: dict[ExecutionEnvironment, tuple[str, Any]] = field(default_factory=dict, repr=False)
     _pool_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = field(default=False, repr=False)
+    _generation: int = field(default=0, repr=False)
+    """Bumped by a configuration change: an environment of an older generation is retired
+    when its invocation ends, never reused."""
 
     @property
     def warm(self) -> bool:
@@ -400,6 +473,7 @@ class ProcessFunction(Function):
 
         Raises:
             Throttled: the function's reserved concurrency, or the account's, is in use.
+            Deleted: the function was deleted (or replaced, with no successor) meanwhile.
         """
         if self.successor is not None:
             return self.successor.invoke(event)
@@ -425,19 +499,15 @@ class ProcessFunction(Function):
         with self._pool_lock:
             if self._closed:
                 raise Deleted(self.name)
-            if (
-                self.reserved_concurrency is not None
-                and len(self._busy) >= self.reserved_concurrency
-            ):
-                raise Throttled("ReservedFunctionConcurrentInvocationLimitExceeded")
-            if not _take_account_slot():
-                raise Throttled("ConcurrentInvocationLimitExceeded")
+            if not _take_slots(self.name, self.reserved_concurrency):
+                raise Throttled(_last_refusal(self.name, self.reserved_concurrency))
             while self._idle:
                 environment = self._idle.pop()
                 if not environment.gone:
                     break
             else:
                 environment = ExecutionEnvironment(self)
+                environment.generation = self._generation
             self._busy[environment] = (request_id, event)
             self.current = next(iter(self._busy.values())) if len(self._busy) == 1 else None
         return environment
@@ -446,17 +516,25 @@ class ProcessFunction(Function):
         with self._pool_lock:
             self._busy.pop(environment, None)
             self.current = next(iter(self._busy.values())) if len(self._busy) == 1 else None
-            keep = not environment.gone and not self._closed
+            keep = (
+                not environment.gone
+                and not self._closed
+                and environment.generation == self._generation
+            )
             if keep:
                 environment.idle_since = time.monotonic()
                 self._idle.append(environment)
-        _give_account_slot()
+            remove = self._closed and not self._busy
+        _give_slots(self.name)
         if not keep:
             environment.retire()
         else:
+            reap = weakref.WeakMethod(self._reap_idle)
             runtime_api.loop().call_soon_threadsafe(
-                lambda: asyncio.get_running_loop().call_later(IDLE_LIMIT_S + 0.1, self._reap_idle)
+                lambda: asyncio.get_running_loop().call_later(IDLE_LIMIT_S + 0.1, _call, reap)
             )
+        if remove:
+            self._remove_code()
 
     def _reap_idle(self) -> None:
         now = time.monotonic()
@@ -470,10 +548,13 @@ class ProcessFunction(Function):
         """Retire every idle environment; a busy one is retired when its invocation ends."""
         with self._pool_lock:
             idle, self._idle = self._idle, []
+            self._generation += 1
         for environment in idle:
             environment.retire()
 
     def new_execution_environment(self) -> None:
+        """A configuration change: the next invocation, and every later one, runs in a new
+        environment (those running finish in theirs)."""
         self._discard()
 
     def abort(self) -> list[str]:
@@ -491,18 +572,32 @@ class ProcessFunction(Function):
                 if not self._busy:
                     break
             time.sleep(0.01)
-        shutil.rmtree(self.code_uri, ignore_errors=True)
+        self._remove_code()
         return [request_id for request_id, _ in busy.values()]
 
     def close(self) -> None:
-        """Retire every environment and remove the extracted package."""
+        """The function is deleted or replaced: idle environments retire now, busy ones
+        when their invocation ends (in the code they started with, as on Lambda), and the
+        extracted package goes once none runs."""
         with self._pool_lock:
             self._closed = True
+            remove = not self._busy
         self._discard()
+        if remove:
+            self._remove_code()
+
+    def _remove_code(self) -> None:
         shutil.rmtree(self.code_uri, ignore_errors=True)
 
     def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
         raise NotImplementedError("a process function runs through invoke()")
+
+
+def _call(method: weakref.WeakMethod[Any]) -> None:
+    """Call ``method`` unless its object is gone (an idle timer keeps no function alive)."""
+    bound = method()
+    if bound is not None:
+        bound()
 
 
 def trace_id() -> str:

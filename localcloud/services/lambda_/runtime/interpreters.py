@@ -15,8 +15,10 @@ interpreter (:func:`interpreter_for` says so, for one warning).
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -88,6 +90,7 @@ def interpreter_for(runtime: str) -> tuple[Interpreter, str | None]:
             return known, _warning(runtime, known)
         installed = None if runtime == THIS else _installed(runtime)
         directory = Path(tempfile.mkdtemp(prefix="localcloud-runtime-"))
+        atexit.register(shutil.rmtree, directory, True)
         for name in SHARED_PACKAGES:
             _link(directory, importlib.import_module(name).__file__)
         if installed is None:

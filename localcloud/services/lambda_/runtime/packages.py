@@ -61,11 +61,13 @@ class PackageError(ValueError):
 def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
     """Unzip a deployment package into a new folder (the task root), every entry inside it.
 
-    Entries are counted as they are written, so a package that unzips past ``limit``
-    (a zip bomb included) stops there, whatever its headers claim. An entry whose path is
-    absolute or climbs out with ``..``, a symbolic link whose target is not inside the
-    folder, or a file whose folder resolves outside it (a symlinked folder, then a file
-    under it) refuses the package. Nothing is left behind on failure.
+    Files and folders are written first, while the folder holds no symbolic link, so no
+    write can follow one out; entries are counted as they are written, so a package that
+    unzips past ``limit`` (a zip bomb included) stops there, whatever its headers claim.
+    The symbolic links come last, and each must resolve inside the folder once all are
+    made (a link can change where another one points). An entry whose path is absolute or
+    climbs out with ``..``, or a link that ends up outside, refuses the package; nothing
+    is left behind on failure.
 
     Raises:
         PackageError: not a zip archive, an entry outside the folder, or past ``limit``.
@@ -74,8 +76,28 @@ def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
     try:
         with zipfile.ZipFile(io.BytesIO(package)) as zipped:
             written = 0
+            links: list[tuple[zipfile.ZipInfo, Path]] = []
             for info in zipped.infolist():
-                written = _extract_entry(zipped, info, root, written, limit)
+                target = _target(root, info.filename)
+                if target is None:
+                    continue
+                if stat.S_ISLNK(info.external_attr >> 16):
+                    links.append((info, target))
+                    continue
+                written = _write(zipped, info, target, written, limit)
+            for info, target in links:
+                link = zipped.read(info).decode("utf-8", "replace")
+                written += len(link)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.symlink_to(link)
+            for info, target in links:
+                if Path(os.readlink(target)).is_absolute() or not target.resolve().is_relative_to(
+                    root
+                ):
+                    raise PackageError(
+                        f"{_UNZIP_FAILED} (symbolic link {info.filename!r} points outside the "
+                        "package's folder)"
+                    )
     except zipfile.BadZipFile as exc:
         shutil.rmtree(root, ignore_errors=True)
         raise PackageError(_UNZIP_FAILED) from exc
@@ -87,36 +109,29 @@ def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
     return root
 
 
-def _extract_entry(
-    zipped: zipfile.ZipFile, info: zipfile.ZipInfo, root: Path, written: int, limit: int
-) -> int:
-    """Write one entry under ``root``; the bytes written so far, this entry's included."""
-    name = info.filename
+def _target(root: Path, name: str) -> Path | None:
+    """Where the entry ``name`` goes under ``root`` (``None``: the root itself).
+
+    Raises:
+        PackageError: the name is absolute, climbs out with ``..``, or holds a NUL.
+    """
     parts = [part for part in name.replace("\\", "/").split("/") if part not in ("", ".")]
-    if name.startswith(("/", "\\")) or ".." in parts or "\x00" in name or not parts:
-        if not parts and info.is_dir():
-            return written
+    if name.startswith(("/", "\\")) or ".." in parts or "\x00" in name:
         raise PackageError(f"{_UNZIP_FAILED} (entry {name!r} is outside the package's folder)")
-    target = root.joinpath(*parts)
-    mode = info.external_attr >> 16
+    return root.joinpath(*parts) if parts else None
+
+
+def _write(
+    zipped: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, written: int, limit: int
+) -> int:
+    """Write one file or folder (no link exists yet); the bytes written so far, this
+    entry's included."""
     if info.is_dir():
-        _inside(root, target, name).mkdir(parents=True, exist_ok=True)
-        _inside(root, target.resolve(), name)
+        target.mkdir(parents=True, exist_ok=True)
         return written
     target.parent.mkdir(parents=True, exist_ok=True)
-    _inside(root, target.parent.resolve(), name)
-    if stat.S_ISLNK(mode):
-        link = zipped.read(info).decode("utf-8", "replace")
-        written += len(link)
-        destination = (target.parent / link).resolve()
-        if Path(link).is_absolute() or not destination.is_relative_to(root):
-            raise PackageError(
-                f"{_UNZIP_FAILED} (symbolic link {name!r} points outside the package's folder)"
-            )
-        target.symlink_to(link)
-        return written
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-    permissions = 0o755 if mode & 0o111 else 0o644
+    permissions = 0o755 if (info.external_attr >> 16) & 0o111 else 0o644
     with zipped.open(info) as source, os.fdopen(os.open(target, flags, permissions), "wb") as out:
         while chunk := source.read(1 << 20):
             written += len(chunk)
@@ -124,9 +139,3 @@ def _extract_entry(
                 raise PackageError(f"Unzipped size must be smaller than {limit} bytes")
             out.write(chunk)
     return written
-
-
-def _inside(root: Path, path: Path, name: str) -> Path:
-    if not path.is_relative_to(root):
-        raise PackageError(f"{_UNZIP_FAILED} (entry {name!r} is outside the package's folder)")
-    return path

@@ -164,15 +164,16 @@ def clear() -> list[tuple[str, str]]:
 
 
 def lookup(name_or_arn: str) -> Function:
-    """The function a name, partial ARN (``123456789012:function:name``) or ARN (with or
-    without a qualifier) names.
+    """The function a name, partial ARN (``123456789012:function:name``) or ARN names,
+    each with or without a qualifier (``:$LATEST``).
 
     Raises:
         KeyError: no function of the local cloud has that name.
     """
-    name = name_or_arn
     if ":function:" in name_or_arn:
         name = name_or_arn.split(":function:", 1)[1].split(":", 1)[0]
+    else:  # a name, with or without a qualifier (``name:$LATEST``)
+        name = name_or_arn.split(":", 1)[0]
     with _LOCK:
         return _FUNCTIONS[name]
 

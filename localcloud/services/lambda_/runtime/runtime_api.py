@@ -21,6 +21,10 @@ processes of the environment send:
   only its own connection;
 - an answer over 6 MB (Lambda's synchronous response quota, 6,291,556 bytes) fails the
   invocation with ``Function.ResponseSizeTooLarge``, as on Lambda;
+- a connection from a process that is not the environment's own (another function's,
+  which could read the address from ``/proc/<pid>/environ``) is closed unanswered: the
+  peer's socket is looked up in ``/proc/net/tcp`` and among the environment's processes'
+  descriptors, as Lambda's isolation would have it;
 - a request that carries a browser's ``Origin`` or ``Sec-Fetch-*`` headers, or a ``Host``
   that is not the endpoint's own address, is refused (403) before it is read: a web page
   must not fetch or answer an invocation (a local server is still a server).
@@ -30,7 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
+import os
 import re
 import threading
 from collections.abc import Awaitable, Callable
@@ -90,6 +96,15 @@ class Environment(Protocol):
 
     def init_failed(self, answer: Answer) -> bool:
         """The runtime posted an init error: ``False`` if one was posted already."""
+        ...
+
+    def process_ids(self) -> set[int]:
+        """Every process of the environment now (its supervisor and all below it)."""
+        ...
+
+    def requeue(self, work: Work) -> None:
+        """``work`` was fetched but never reached the runtime (its connection closed):
+        hand it to the next ``next``."""
         ...
 
 
@@ -173,6 +188,9 @@ class Endpoint:
             task.cancel()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not self._from_environment(writer):
+            writer.close()
+            return
         self._writers.add(writer)
         task = asyncio.current_task()
         if task is not None:
@@ -189,7 +207,23 @@ class Endpoint:
                 if refusal is not None:
                     await self._send(connection, writer, 403, refusal, close=True)
                     return
+                if connection.they_are_waiting_for_100_continue:
+                    writer.write(
+                        connection.send(h11.InformationalResponse(status_code=100, headers=[]))
+                        or b""
+                    )
                 body, complete = await self._body(connection, reader)
+                if self._is_next(event):
+                    work = await self._next_or_closed(reader)
+                    if work is None:
+                        return  # the runtime went while it waited: nothing was handed out
+                    try:
+                        await self._send(connection, writer, 200, work, close=False)
+                    except ConnectionError:
+                        self._environment.requeue(work)
+                        raise
+                    connection.start_next_cycle()
+                    continue
                 status, payload = await self._route(event, body, complete)
                 await self._send(connection, writer, status, payload, close=not complete)
                 if not complete or connection.our_state is h11.MUST_CLOSE:
@@ -202,6 +236,33 @@ class Endpoint:
             if task is not None:
                 self._tasks.discard(task)
             writer.close()
+
+    @staticmethod
+    def _is_next(request: h11.Request) -> bool:
+        return (
+            request.method == b"GET"
+            and request.target == f"/{VERSION}/runtime/invocation/next".encode()
+        )
+
+    async def _next_or_closed(self, reader: asyncio.StreamReader) -> Work | None:
+        """The next invocation, or ``None`` if the connection closes (or sends anything)
+        first: a runtime waits on ``next`` without writing, so an abandoned long poll must
+        not take an invocation with it."""
+        work = asyncio.ensure_future(self._environment.next_work())
+        closed = asyncio.ensure_future(reader.read(1))
+        try:
+            await asyncio.wait({work, closed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (closed, work):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task  # the reader is free again before the next read
+        if closed.done() and not closed.cancelled():
+            if work.done() and not work.cancelled():
+                self._environment.requeue(work.result())
+            return None
+        return work.result() if work.done() and not work.cancelled() else None
 
     @staticmethod
     async def _event(connection: h11.Connection, reader: asyncio.StreamReader) -> object:
@@ -230,6 +291,29 @@ class Endpoint:
             elif isinstance(event, h11.ConnectionClosed):
                 raise ConnectionError("closed mid-request")
 
+    def _from_environment(self, writer: asyncio.StreamWriter) -> bool:
+        """Whether the peer of this connection is a process of the environment."""
+        peer = writer.get_extra_info("peername")
+        own = writer.get_extra_info("sockname")
+        if not peer or not own:
+            return False
+        inode = _socket_inode(int(peer[1]), int(own[1]))
+        if inode is None:
+            return False
+        link = f"socket:[{inode}]"
+        for pid in self._environment.process_ids():
+            try:
+                descriptors = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for descriptor in descriptors:
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{descriptor}") == link:
+                        return True
+                except OSError:
+                    continue
+        return False
+
     def _refusal(self, request: h11.Request) -> dict[str, str] | None:
         names = {name for name, _ in request.headers}
         host = dict(request.headers).get(b"host", b"").decode("latin-1")
@@ -248,8 +332,6 @@ class Endpoint:
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers
         }
-        if method == "GET" and path == f"/{VERSION}/runtime/invocation/next":
-            return 200, await self._environment.next_work()
         matched = _ANSWER.match(path)
         if method == "POST" and matched is not None:
             request_id, kind = matched.groups()
@@ -299,12 +381,34 @@ def _answer(body: bytes, headers: dict[str, str], error: bool) -> Answer:
         return Answer(body, content_type, False)
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a runtime may post anything
         parsed = None
     error_type = parsed.get("errorType") if isinstance(parsed, dict) else None
     if not isinstance(error_type, str):
         error_type = headers.get("lambda-runtime-function-error-type")
     return Answer(body, "application/json", True, error_type)
+
+
+def _socket_inode(peer_port: int, own_port: int) -> int | None:
+    """The inode of the loopback TCP socket bound to ``peer_port`` and connected to
+    ``own_port`` (``/proc/net/tcp``, then ``tcp6``), if there is one."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as listed:
+                rows = listed.readlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) < 10:
+                continue
+            local, remote = fields[1], fields[2]
+            if (
+                int(local.rsplit(":", 1)[1], 16) == peer_port
+                and int(remote.rsplit(":", 1)[1], 16) == own_port
+            ):
+                return int(fields[9])
+    return None
 
 
 def _too_large() -> Answer:

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
@@ -54,46 +55,85 @@ def _die_with_parent() -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _children() -> set[int]:
+def _children(pid: int | str) -> set[int]:
     found: set[int] = set()
-    for task in os.listdir("/proc/self/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
         try:
-            with open(f"/proc/self/task/{task}/children") as listed:
-                found.update(int(pid) for pid in listed.read().split())
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                found.update(int(child) for child in listed.read().split())
         except OSError:
             continue
     return found
 
 
+def _descendants() -> set[int]:
+    """Every process below this one, at any depth, as /proc shows them now."""
+    found: set[int] = set()
+    frontier = _children("self")
+    while frontier:
+        found |= frontier
+        frontier = {grandchild for pid in frontier for grandchild in _children(pid)} - found
+    return found
+
+
+def _signal_all(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+
 def _kill_tree() -> None:
-    """``SIGKILL`` every child, reap it, and again, until none is left: the children of a
-    killed process become this subreaper's children when it exits."""
+    """Stop every descendant (``SIGSTOP``: a stopped process cannot fork), until a look
+    finds no new one, then ``SIGKILL`` them all and reap; again, until none is left (a
+    killed process's children become this subreaper's)."""
     while True:
-        children = _children()
-        if not children:
+        stopped: set[int] = set()
+        while new := _descendants() - stopped:
+            _signal_all(new, signal.SIGSTOP)
+            stopped |= new
+        if not stopped:
             return
-        for pid in children:
+        _signal_all(stopped, signal.SIGKILL)
+        while True:  # reap every child that has ended, without waiting on any one
             try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                continue
-        for pid in children:
-            try:
-                os.waitpid(pid, 0)
+                pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                continue
+                break
+            if pid == 0:
+                if not _children("self"):
+                    break
+                time.sleep(0.001)
 
 
 def main() -> int:
     task_root, runtime_dir, handler, python = sys.argv[1:5]
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
     runtime = subprocess.Popen(  # noqa: S603 - the runtime's CPython and awslambdaric
         [python, "-I", "-S", "-c", BOOTSTRAP, task_root, runtime_dir, handler],
         stdin=subprocess.DEVNULL,
         cwd=task_root,
+        process_group=0,  # os.killpg(0, …) in the function reaches the runtime, not this
         preexec_fn=_die_with_parent,  # noqa: PLW1509 - one thread here, before the watcher
     )
+    # Only the local cloud ends an environment: every signal the function could send its
+    # supervisor and that can be ignored is (set after the runtime started, which keeps
+    # the default dispositions). SIGKILL cannot be: a function that kills its own
+    # supervisor leaves what it started running.
+    for signum in (
+        signal.SIGINT,
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+        signal.SIGALRM,
+    ):
+        signal.signal(signum, signal.SIG_IGN)
     ended = threading.Event()
 
     def watch_control() -> None:
