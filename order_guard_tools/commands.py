@@ -85,10 +85,17 @@ def demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     template = order_guard_template(args.config_env, args.parameter_overrides)
     _require_fault_modes(template, "demo")
-    with OrderGuardCloud(template=template, visibility_timeout=args.visibility_timeout) as cloud:
+    # served on a loopback port of its own, so that every function runs in execution
+    # environments of its own, as on Lambda (an account with no endpoint runs them in-process)
+    with OrderGuardCloud(
+        template=template,
+        visibility_timeout=args.visibility_timeout,
+        server_port=localcloud_cli.free_port(),
+    ) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
-            f"\\[{args.config_env}], moto in-process, handlers from src/"
+            f"\\[{args.config_env}], moto on {cloud.endpoint_url}, handlers from src/ in "
+            "execution environments of their own"
         )
         render_parameters(console, template, "parameters, as sam deploy would deploy them")
         for note in cloud.deployment.notes:
@@ -211,7 +218,7 @@ def invoke(args: argparse.Namespace) -> int:
             _show(args.function, event_file, log_lines(log), body, response.get("FunctionError"))
         return 0
     template = order_guard_template(args.config_env, args.parameter_overrides)
-    with OrderGuardCloud(template=template) as cloud:
+    with OrderGuardCloud(template=template, server_port=localcloud_cli.free_port()) as cloud:
         try:
             function = cloud.function(args.function)
         except KeyError:

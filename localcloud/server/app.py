@@ -6,6 +6,7 @@ May import: :mod:`localcloud.server.guard`, :mod:`localcloud.text`.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -95,6 +96,7 @@ class LocalServer(ThreadedMotoServer):
         self._server.serve_forever()
 
     def start(self) -> None:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
         super().start()
         if self._failure is not None:
             raise self._failure

@@ -193,6 +193,7 @@ class ExecutionEnvironment:
                 str(interpreter.runtime_dir),
                 self.function.handler,
                 interpreter.executable,
+                *self.function.extra_paths,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=write_fd,
                 stderr=write_fd,
@@ -450,6 +451,11 @@ class ProcessFunction(Function):
     its own (see the module docstring)."""
 
     ENFORCES_TIMEOUT: ClassVar[bool] = True
+    extra_paths: tuple[str, ...] = ()
+    """Folders after the runtime's on ``sys.path`` (a from-source function's
+    dependencies: this environment's site-packages)."""
+    owns_code: bool = True
+    """Whether the task root is the local cloud's to remove (an extracted package)."""
     _idle: list[ExecutionEnvironment] = field(default_factory=list, repr=False)
     _busy: dict[ExecutionEnvironment, tuple[str, Any]] = field(default_factory=dict, repr=False)
     _pool_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -587,7 +593,8 @@ class ProcessFunction(Function):
             self._remove_code()
 
     def _remove_code(self) -> None:
-        shutil.rmtree(self.code_uri, ignore_errors=True)
+        if self.owns_code:
+            shutil.rmtree(self.code_uri, ignore_errors=True)
 
     def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
         raise NotImplementedError("a process function runs through invoke()")

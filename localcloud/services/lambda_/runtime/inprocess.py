@@ -1,6 +1,9 @@
 """An execution environment in this process: the handler runs in the invoking thread.
 
-Used for from-source deploys (``make demo``, ``make serve``, the tests): the handler
+Used for from-source deploys into an account that no process could reach (no endpoint:
+``make demo``'s embedded account, the in-process clouds of the tests, which inject faults
+into the handler's own calls); a served account runs them in execution environments of
+their own (:func:`~localcloud.services.lambda_.runtime.registry.runnable`). The handler
 module is imported from the function's ``CodeUri`` on the first invocation (the cold
 start) with the function's environment applied, as a new module object that no other
 environment shares, so module-scope clients and configuration are built once per

@@ -10,6 +10,7 @@ view's history).
 from __future__ import annotations
 
 import hashlib
+import sysconfig
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -92,18 +93,30 @@ def runnable(
     region: str,
     runtime: str = "python3.13",
 ) -> Function:
-    """The function a deployment package describes, with the platform's additions: in
-    process from source for a source package (:mod:`~localcloud.services.lambda_.
-    packages`), in execution environments of its own from the extracted zip otherwise
-    (:mod:`~localcloud.services.lambda_.runtime.environments`).
+    """The function a deployment package describes, with the platform's additions, in
+    execution environments of its own (:mod:`~localcloud.services.lambda_.runtime.
+    environments`): from the extracted zip, or, for a source package (:mod:`~localcloud.
+    services.lambda_.runtime.packages`), from its source folder with this environment's
+    packages after the runtime's on its path (what ``sam build`` would have put in the
+    package is importable, and so is the rest). A source package runs in this process
+    (:mod:`~localcloud.services.lambda_.runtime.inprocess`) only where no process could
+    reach the account: an account served on no endpoint (the embedded demo, the local
+    cloud's in-process tests, which inject faults into the handler's own calls).
 
     Raises:
         PackageError: ``package`` is not a zip archive, or Lambda would refuse it
             (:func:`~localcloud.services.lambda_.runtime.packages.extract`).
     """
     source = source_of(package)
-    kind: type[Function] = InProcessFunction if source is not None else ProcessFunction
+    served = "AWS_ENDPOINT_URL" in _PLATFORM.environment
+    kind: type[Function] = (
+        InProcessFunction if source is not None and not served else ProcessFunction
+    )
+    from_source: dict[str, Any] = {}
+    if source is not None and served:
+        from_source = {"extra_paths": (sysconfig.get_paths()["purelib"],), "owns_code": False}
     return kind(
+        **from_source,
         name=name,
         arn=arn,
         code_uri=source if source is not None else extract(package),

@@ -2,8 +2,9 @@
 ends, no process it started outlives it.
 
 Started by :mod:`localcloud.services.lambda_.runtime.environments` as ``python -I -S
-supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER PYTHON`` in a session of its own
-(``PYTHON``: the CPython of the function's runtime). It makes itself
+supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER PYTHON [PATH ...]`` in a session of its
+own (``PYTHON``: the CPython of the function's runtime; each ``PATH`` goes on ``sys.path``
+after the runtime folder: a from-source function's packages). It makes itself
 a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4+, no root or cgroups
 needed), so every process the function starts, at any depth, a daemon that forked twice
 or started a new session included, becomes its child when its parent exits. It starts the
@@ -36,7 +37,8 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 BOOTSTRAP = (
-    "import sys; sys.path[:0] = sys.argv[1:3]; del sys.argv[1:3]; import runpy; "
+    "import sys; sys.path[:0] = sys.argv[1:3]; n = int(sys.argv[3]); "
+    "sys.path += sys.argv[4:4 + n]; del sys.argv[1:4 + n]; import runpy; "
     "runpy.run_module('awslambdaric', run_name='__main__', alter_sys=True)"
 )
 """The runtime's command: the path set, then awslambdaric's ``__main__`` with the handler
@@ -110,10 +112,21 @@ def _kill_tree() -> None:
 
 
 def main() -> int:
-    task_root, runtime_dir, handler, python = sys.argv[1:5]
+    task_root, runtime_dir, handler, python, *extra = sys.argv[1:]
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     runtime = subprocess.Popen(  # noqa: S603 - the runtime's CPython and awslambdaric
-        [python, "-I", "-S", "-c", BOOTSTRAP, task_root, runtime_dir, handler],
+        [
+            python,
+            "-I",
+            "-S",
+            "-c",
+            BOOTSTRAP,
+            task_root,
+            runtime_dir,
+            str(len(extra)),
+            *extra,
+            handler,
+        ],
         stdin=subprocess.DEVNULL,
         cwd=task_root,
         process_group=0,  # os.killpg(0, …) in the function reaches the runtime, not this
