@@ -65,8 +65,9 @@ from localcloud.services.lambda_.runtime.interpreters import interpreter_for
 from localcloud.services.lambda_.runtime.output import EnvironmentOutput
 
 SUPERVISOR: Final = Path(__file__).with_name("supervisor_main.py")
-ACCOUNT_CONCURRENCY: Final = 64
-"""The local account's concurrency: environments running at once, all functions together.
+ACCOUNT_CONCURRENCY: Final = int(os.environ.get("LOCALCLOUD_LAMBDA_CONCURRENCY") or 64)
+"""The local account's concurrency: environments running at once, all functions together;
+64 unless ``LOCALCLOUD_LAMBDA_CONCURRENCY`` says otherwise when the local cloud starts.
 Lambda's default quota is 1,000; each local environment is two processes (about 40 MB)."""
 INIT_LIMIT_S: Final = 10.0
 """Lambda's limit on the init phase of an on-demand environment (seconds)."""
