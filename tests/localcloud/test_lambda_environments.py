@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
-from localcloud.services.lambda_ import InProcessFunction, ProcessFunction, lookup
+from localcloud.services.lambda_ import ProcessFunction, lookup
 from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.runtime.interpreters import runtimes_home
 from tests.support.aws import free_port
@@ -1061,35 +1061,3 @@ def test_a_python3_x_function_runs_under_that_cpython_or_says_which_it_runs_unde
     else:
         assert payload == {"version": "3.13", "env": "AWS_Lambda_python3.13"}
         assert f"python{version} functions run under python3.13 here" in capsys.readouterr().out
-
-
-# --- serve, lab and sam deploy: every function in environments of its own -------------------
-
-
-def test_a_served_account_runs_its_from_source_functions_in_environments_of_their_own() -> None:
-    """A served account (make serve, make lab, python -m localcloud serve --template)
-    runs a from-source function like a zip one: a process tree of its own, the source
-    folder its task root. Only an account with no endpoint runs it in-process."""
-    with started(server=True) as served:
-        function = served.function("QueueWorkerFunction")
-        record = {
-            "messageId": "m1",
-            "receiptHandle": "r1",
-            "body": "not an order",
-            "attributes": {"ApproximateReceiveCount": "1"},
-            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:jobs",
-        }
-        answer = function.invoke({"Records": [record]})
-        environments = function.environments() if isinstance(function, ProcessFunction) else 0
-    with started() as embedded:
-        in_process = embedded.function("QueueWorkerFunction")
-
-    assert isinstance(function, ProcessFunction)
-    # the application's own answer: an invalid body is never acknowledged
-    assert (answer.error, answer.payload) == (
-        False,
-        {"batchItemFailures": [{"itemIdentifier": "m1"}]},
-    )
-    assert environments == 1
-    assert function.code_uri.is_dir()  # the source folder: never the local cloud's to remove
-    assert isinstance(in_process, InProcessFunction)
