@@ -464,7 +464,9 @@ def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
 ) -> None:
     # Given the server's own stack, deployed from source under samconfig's stack_name
     assert server.stack_name == "order-guard"
-    assert not isinstance(server.function("QueueWorkerFunction"), ProcessFunction)
+    before = server.function("QueueWorkerFunction")
+    assert isinstance(before, ProcessFunction)  # a served account's functions: processes
+    assert not before.owns_code  # whose task root is the source folder
     served = dict(server.outputs)
     assert sam(server, "build").returncode == 0
 
@@ -477,4 +479,7 @@ def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
     (stack,) = server.client("cloudformation").describe_stacks(StackName="order-guard")["Stacks"]
     assert stack["StackStatus"] == "UPDATE_COMPLETE"
     assert outputs(server, "order-guard") == served
-    assert isinstance(server.function("QueueWorkerFunction"), ProcessFunction)
+    after = server.function("QueueWorkerFunction")
+    assert isinstance(after, ProcessFunction)
+    assert after.owns_code  # the extracted zip
+    assert after.code_uri != before.code_uri
