@@ -763,6 +763,72 @@ def test_an_sqs_mapping_keeps_a_throttled_batch_for_later(cloud: LocalCloud) -> 
     lam.delete_event_source_mapping(UUID=uuid)
 
 
+def test_the_accounts_concurrency_throttles_past_its_limit(tmp_path: Path) -> None:
+    """LOCALCLOUD_LAMBDA_CONCURRENCY=1: a second invocation while one runs is throttled
+    with the account's reason, whatever function it is for."""
+    port = free_port()
+    with python_module(
+        "localcloud", "serve", "--port", str(port), env={"LOCALCLOUD_LAMBDA_CONCURRENCY": "1"}
+    ) as server:
+        server.read_until("Ctrl-C stops the server")
+        endpoint = f"http://127.0.0.1:{port}"
+        session = boto3.Session(
+            aws_access_key_id="localcloud",
+            aws_secret_access_key="localcloud",
+            region_name="us-east-1",
+        )
+        session.client("iam", endpoint_url=endpoint).create_role(
+            RoleName="environments", AssumeRolePolicyDocument="{}"
+        )
+        lam = session.client(
+            "lambda",
+            endpoint_url=endpoint,
+            config=Config(read_timeout=60, retries={"max_attempts": 1, "mode": "standard"}),
+        )
+        holds = (
+            "import os, time\n"
+            "def handler(event, context):\n"
+            "    open(event['started'], 'w').close()\n"
+            "    while not os.path.exists(event['marker']):\n"
+            "        time.sleep(0.05)\n"
+            "    return {'saw': True}\n"
+        )
+        for name, source in (("waits", holds), ("marks", MARKS)):
+            lam.create_function(
+                FunctionName=name,
+                Runtime="python3.13",
+                Role=ROLE,
+                Handler="app.handler",
+                Code={"ZipFile": package(source)},
+                Timeout=15,
+            )
+        marker, started = tmp_path / "marker", tmp_path / "started"
+        event = json.dumps({"marker": str(marker), "started": str(started)})
+        waited: list[Any] = []
+        thread = threading.Thread(
+            target=lambda: waited.append(
+                json.loads(lam.invoke(FunctionName="waits", Payload=event)["Payload"].read())
+            )
+        )
+        thread.start()
+        for _ in range(300):  # the first invocation runs: it holds the account's one slot
+            if started.exists():
+                break
+            time.sleep(0.05)
+        try:
+            with pytest.raises(ClientError) as raised:
+                lam.invoke(FunctionName="marks", Payload=json.dumps({"marker": str(marker)}))
+        finally:
+            marker.touch()  # let the first one finish
+            thread.join(30)
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=10)
+
+    assert raised.value.response["Error"]["Code"] == "TooManyRequestsException"
+    assert raised.value.response["Reason"] == "ConcurrentInvocationLimitExceeded"
+    assert waited == [{"saw": True}]
+
+
 # --- 6. the three size limits ----------------------------------------------------------------
 
 

@@ -5,11 +5,12 @@ silent hang fails instead of stalling the suite."""
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,15 +40,18 @@ class Running:
 
 
 @contextlib.contextmanager
-def python_module(*arguments: str, cwd: Path = ROOT) -> Iterator[Running]:
-    """``python -m <arguments>`` running for the block; killed at its end if it still
-    runs."""
+def python_module(
+    *arguments: str, cwd: Path = ROOT, env: Mapping[str, str] | None = None
+) -> Iterator[Running]:
+    """``python -m <arguments>`` running for the block (``env``: variables added to this
+    process's); killed at its end if it still runs."""
     process = subprocess.Popen(
         [sys.executable, "-m", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         cwd=cwd,
+        env={**os.environ, **env} if env is not None else None,
     )
     lines: queue.Queue[str | None] = queue.Queue()
 
