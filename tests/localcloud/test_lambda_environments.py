@@ -221,36 +221,59 @@ def test_an_answer_for_a_request_not_in_flight_is_refused_and_malformed_http_clo
 
 
 STEALS = """
-import http.client, json, os
+import http.client, json, os, socket
+def parent(pid):
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+def answer(connection, address):
+    connection.request("GET", "/2018-06-01/runtime/invocation/next")
+    got = connection.getresponse()
+    request_id = got.getheader("lambda-runtime-aws-request-id")
+    stolen = got.read().decode()
+    path = f"/2018-06-01/runtime/invocation/{request_id}/response"
+    connection.request("POST", path, json.dumps({"stolen": stolen}))
+    connection.getresponse().read()
+class Spoofed(http.client.HTTPConnection):
+    # from ::ffff:127.0.0.2 and the victim runtime's own source port: a /proc/net/tcp6 row
+    # whose ports alone match the victim's connection
+    def __init__(self, address, port):
+        super().__init__(address, timeout=30)
+        self.spoofed_port = port
+    def connect(self):
+        host, port = self.host, self.port
+        self.sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        self.sock.bind(("::ffff:127.0.0.2", self.spoofed_port))
+        self.sock.connect(("::ffff:" + host, port))
 def handler(event, context):
     mine = os.environ["AWS_LAMBDA_RUNTIME_API"]
+    cloud = parent(os.getppid())  # runtime, supervisor, the local cloud
     others = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
+            if parent(parent(int(pid))) != cloud:  # this account's runtimes only
+                continue
             variables = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
         for variable in variables:
             if variable.startswith(b"AWS_LAMBDA_RUNTIME_API="):
                 address = variable.split(b"=", 1)[1].decode()
                 if address != mine:
                     others.add(address)
-    for address in others:  # a child waits on each, and answers what it gets
-        if os.fork() == 0:
-            try:
-                connection = http.client.HTTPConnection(address, timeout=30)
-                connection.request("GET", "/2018-06-01/runtime/invocation/next")
-                answer = connection.getresponse()
-                request_id = answer.getheader("lambda-runtime-aws-request-id")
-                stolen = answer.read().decode()
-                connection.request(
-                    "POST",
-                    f"/2018-06-01/runtime/invocation/{request_id}/response",
-                    json.dumps({"stolen": stolen}),
-                )
-                connection.getresponse().read()
-            finally:
-                os._exit(0)
+    for address in others:  # children wait on each, and answer what they get
+        host, port = address.rsplit(":", 1)
+        ports = [
+            int(row.split()[1].rsplit(":", 1)[1], 16)
+            for row in open("/proc/net/tcp").readlines()[1:]
+            if int(row.split()[2].rsplit(":", 1)[1], 16) == int(port)
+        ]
+        for connection in [http.client.HTTPConnection(address, timeout=30)] + [
+            Spoofed(host + ":" + port, source) for source in ports
+        ]:
+            if os.fork() == 0:
+                try:
+                    answer(connection, address)
+                finally:
+                    os._exit(0)
     return sorted(others)
 """
 
@@ -271,35 +294,52 @@ def test_a_function_cannot_fetch_another_environments_invocations(cloud: LocalCl
     assert later == [({"victim_saw": {"secret": n}}, False) for n in (2, 3, 4)]
 
 
-KILLS_GROUP = """
+SIGNALS = """
 import os, signal, time
 def handler(event, context):
-    if os.fork() == 0:
+    if os.fork() == 0:  # a daemon: a new session, SIGTERM ignored, forked twice
         os.setsid()
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        with open(event["pid"], "w") as out:
-            out.write(str(os.getpid()))
-        time.sleep(120)
+        if os.fork() == 0:
+            with open(event["pid"], "w") as out:
+                out.write(str(os.getpid()))
+            time.sleep(120)
         os._exit(0)
     time.sleep(0.5)
-    os.killpg(0, signal.SIGTERM)  # its own process group: the runtime's, not the supervisor's
-    time.sleep(5)
+    how = event["how"]
+    if how == "killpg":  # its own process group: the runtime's, not the supervisor's
+        os.killpg(0, signal.SIGTERM)
+        time.sleep(5)
+    supervisor = os.getppid()
+    os.kill(supervisor, signal.SIGKILL if how == "kill-supervisor" else signal.SIGSTOP)
+    time.sleep(0.5)
+    return "still here"
 """
 
 
-def test_a_function_that_signals_its_process_group_leaves_nothing_behind(
-    cloud: LocalCloud, tmp_path: Path
+@pytest.mark.parametrize("how", ["killpg", "kill-supervisor", "stop-supervisor"])
+def test_a_function_that_signals_its_own_tree_leaves_nothing_behind(
+    cloud: LocalCloud, tmp_path: Path, how: str
 ) -> None:
-    create(cloud, "kills-group", KILLS_GROUP, timeout=10)
+    """The runtime's process group is its own, the supervisor ignores what it can, and
+    when a supervisor is killed (SIGKILL cannot be ignored) or stopped, the local cloud
+    finds the environment's processes by the variable each starts with and kills them."""
+    create(cloud, f"signals-{how}", SIGNALS, timeout=10)
     pid_file = tmp_path / "pid"
 
-    payload, failed = invoke(cloud, "kills-group", {"pid": str(pid_file)})
+    payload, failed = invoke(cloud, f"signals-{how}", {"pid": str(pid_file), "how": how})
+    cloud.client("lambda").delete_function(FunctionName=f"signals-{how}")
+    _created.discard(f"signals-{how}")
 
-    assert failed
-    assert payload["errorType"] == "Runtime.ExitError"
-    assert payload["errorMessage"].endswith("Runtime exited with error: signal: terminated")
+    if how == "stop-supervisor":
+        assert (payload, failed) == ("still here", False)
+    else:
+        assert failed
+        assert payload["errorType"] == "Runtime.ExitError"
+        ended = "terminated" if how == "killpg" else "killed"
+        assert payload["errorMessage"].endswith(f"Runtime exited with error: signal: {ended}")
     daemon = int(pid_file.read_text())
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + 3  # a stopped supervisor is killed after a second
     while alive(daemon) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(daemon)
@@ -396,6 +436,9 @@ def _hostile(kind: str, outside: Path) -> bytes:
             _symlink_entry(zipped, "b", ".")
             if kind == "link-chain-then-folder":
                 zipped.writestr("a/planted/deeper/", "")
+        elif kind == "link-out-then-link-under-it":  # the second made through the first
+            _symlink_entry(zipped, "a", str(outside))
+            _symlink_entry(zipped, "a/x/planted", "/etc/passwd")
         elif kind == "file-then-folder":  # what failed with HTTP 500 and left the function
             zipped.writestr("lib", "a file")
             zipped.writestr("lib/module.py", "x")
@@ -412,6 +455,7 @@ def _hostile(kind: str, outside: Path) -> bytes:
         "symlinked-folder-then-file",
         "link-chain",
         "link-chain-then-folder",
+        "link-out-then-link-under-it",
         "file-then-folder",
     ],
 )

@@ -90,7 +90,11 @@ class Dispatcher:
     def _submit(self, entry: _Entry) -> None:
         entry.busy = True
         entry.done.clear()
-        self._pool.submit(self._poll, entry)
+        try:
+            self._pool.submit(self._poll, entry)
+        except RuntimeError:  # the interpreter is exiting: no new poll
+            entry.busy = False
+            entry.done.set()
 
     def _poll(self, entry: _Entry) -> None:
         try:

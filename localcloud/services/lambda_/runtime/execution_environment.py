@@ -17,6 +17,7 @@ log stream, and belongs to the invocation whose answer follows it.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import concurrent.futures
 import contextlib
@@ -24,6 +25,7 @@ import fcntl
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -42,6 +44,54 @@ INIT_LIMIT_S: Final = 10.0
 _UNSET_VARIABLES: Final = frozenset({"AWS_LAMBDA_MAX_CONCURRENCY"})
 """Never handed to the runtime: it switches awslambdaric 4.2 into its multi-concurrency
 mode (Lambda Managed Instances), which one-at-a-time environments do not have."""
+
+
+TAG: Final = "_LOCALCLOUD_ENVIRONMENT"
+"""A variable every process of an environment starts with (its value the environment's
+own): what :func:`sweep` finds when the supervisor is gone."""
+FORCE_AFTER_S: Final = 1.0
+"""How long a supervisor may take to end its environment before it is killed itself."""
+
+
+def sweep(tag: str) -> list[int]:
+    """``SIGKILL`` every process whose environment carries ``TAG=tag``: the processes of an
+    environment whose supervisor the function killed (``SIGKILL`` cannot be ignored, and
+    its orphans went to init) or stopped. A process that exec'd with an environment of
+    its own, without the variable, is not found. The pids killed."""
+    marker = f"{TAG}={tag}".encode()
+    killed = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as variables:
+                if marker not in variables.read().split(b"\0"):
+                    continue
+            os.kill(int(entry), signal.SIGKILL)
+            killed.append(int(entry))
+        except OSError:
+            continue
+    return killed
+
+
+_LIVE: dict[str, int] = {}
+"""Tag → supervisor pid of every environment whose supervisor has not exited."""
+_LIVE_LOCK = threading.Lock()
+
+
+def _end_all_at_exit() -> None:
+    """At interpreter exit: every live environment's supervisor killed and its processes
+    swept (a supervisor the function stopped would never see its control pipe close)."""
+    with _LIVE_LOCK:
+        live = dict(_LIVE)
+        _LIVE.clear()
+    for tag, pid in live.items():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        sweep(tag)
+
+
+atexit.register(_end_all_at_exit)  # after the Runtime API's loop's: atexit runs it first
 
 
 class Owner(Protocol):
@@ -93,6 +143,7 @@ class ExecutionEnvironment:
         self._answered: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._exited = asyncio.Event()
+        self._tag = uuid.uuid4().hex
         self._exit_status: int | None = None
 
     @property
@@ -151,6 +202,7 @@ class ExecutionEnvironment:
             "AWS_EXECUTION_ENV": f"AWS_Lambda_{interpreter.runs}",
             "AWS_LAMBDA_RUNTIME_API": address,
             "LAMBDA_RUNTIME_DIR": str(interpreter.runtime_dir),
+            TAG: self._tag,
         }
         for name in _UNSET_VARIABLES:
             variables.pop(name, None)
@@ -174,12 +226,17 @@ class ExecutionEnvironment:
             )
         finally:
             os.close(write_fd)
+        with _LIVE_LOCK:
+            _LIVE[self._tag] = self._process.pid
         asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
         assert self._process is not None
         status = await self._process.wait()
+        with _LIVE_LOCK:
+            _LIVE.pop(self._tag, None)
         self._exit_status = status
+        sweep(self._tag)  # what outlived its supervisor (one the function killed or stopped)
         self._read_logs()
         self._ended()
 
@@ -319,6 +376,13 @@ class ExecutionEnvironment:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 process.stdin.write(b"x")
                 process.stdin.close()
+            # a supervisor the function stopped (SIGSTOP) cannot act: killed after a second
+            asyncio.get_running_loop().call_later(FORCE_AFTER_S, self._force, process)
+
+    def _force(self, process: asyncio.subprocess.Process) -> None:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
 
     def _finish(self, pending: _Pending, ran: Ran) -> None:
         self._pending = None

@@ -88,9 +88,19 @@ def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
             for info, target in links:
                 link = zipped.read(info).decode("utf-8", "replace")
                 written += len(link)
+                # where it goes, and where it points, as the links made so far resolve
+                if (
+                    Path(link).is_absolute()
+                    or not target.parent.resolve().is_relative_to(root)
+                    or not (target.parent / link).resolve().is_relative_to(root)
+                ):
+                    raise PackageError(
+                        f"{_UNZIP_FAILED} (symbolic link {info.filename!r} points outside the "
+                        "package's folder)"
+                    )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.symlink_to(link)
-            for info, target in links:
+            for info, target in links:  # a later link can move where an earlier one points
                 if Path(os.readlink(target)).is_absolute() or not target.resolve().is_relative_to(
                     root
                 ):

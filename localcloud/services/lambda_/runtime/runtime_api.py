@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -295,9 +296,9 @@ class Endpoint:
         """Whether the peer of this connection is a process of the environment."""
         peer = writer.get_extra_info("peername")
         own = writer.get_extra_info("sockname")
-        if not peer or not own:
+        if not peer or not own or peer[0] != "127.0.0.1":  # the runtime connects from it
             return False
-        inode = _socket_inode(int(peer[1]), int(own[1]))
+        inode = _socket_inode((str(peer[0]), int(peer[1])), (str(own[0]), int(own[1])))
         if inode is None:
             return False
         link = f"socket:[{inode}]"
@@ -389,10 +390,17 @@ def _answer(body: bytes, headers: dict[str, str], error: bool) -> Answer:
     return Answer(body, "application/json", True, error_type)
 
 
-def _socket_inode(peer_port: int, own_port: int) -> int | None:
-    """The inode of the loopback TCP socket bound to ``peer_port`` and connected to
-    ``own_port`` (``/proc/net/tcp``, then ``tcp6``), if there is one."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+def _socket_inode(peer: tuple[str, int], own: tuple[str, int]) -> int | None:
+    """The inode of the TCP socket whose local end is ``peer`` and remote end ``own``
+    (IPv4 address, port), as ``/proc/net/tcp`` lists it (or ``tcp6``, as an IPv4-mapped
+    address): every address and port compared, never ports alone."""
+    local, remote = _proc_address(*peer), _proc_address(*own)
+    mapped_local = _proc_address(*peer, mapped=True)
+    mapped_remote = _proc_address(*own, mapped=True)
+    for table, wanted in (
+        ("/proc/net/tcp", (local, remote)),
+        ("/proc/net/tcp6", (mapped_local, mapped_remote)),
+    ):
         try:
             with open(table) as listed:
                 rows = listed.readlines()[1:]
@@ -400,15 +408,18 @@ def _socket_inode(peer_port: int, own_port: int) -> int | None:
             continue
         for row in rows:
             fields = row.split()
-            if len(fields) < 10:
-                continue
-            local, remote = fields[1], fields[2]
-            if (
-                int(local.rsplit(":", 1)[1], 16) == peer_port
-                and int(remote.rsplit(":", 1)[1], 16) == own_port
-            ):
+            if len(fields) >= 10 and (fields[1], fields[2]) == wanted:
                 return int(fields[9])
     return None
+
+
+def _proc_address(address: str, port: int, *, mapped: bool = False) -> str:
+    """``address:port`` as ``/proc/net/tcp`` writes it: each 32-bit word of the address in
+    the kernel's (little-endian) byte order, in hex; ``mapped``: as ``::ffff:<address>`` in
+    ``tcp6``."""
+    word = socket.inet_aton(address)[::-1].hex().upper()
+    prefix = "0000000000000000FFFF0000" if mapped else ""
+    return f"{prefix}{word}:{port:04X}"
 
 
 def _too_large() -> Answer:

@@ -134,8 +134,9 @@ def main() -> int:
     )
     # Only the local cloud ends an environment: every signal the function could send its
     # supervisor and that can be ignored is (set after the runtime started, which keeps
-    # the default dispositions). SIGKILL cannot be: a function that kills its own
-    # supervisor leaves what it started running.
+    # the default dispositions). SIGKILL and SIGSTOP cannot be: the local cloud then finds
+    # the environment's processes by the variable each starts with (execution_environment.
+    # sweep).
     for signum in (
         signal.SIGINT,
         signal.SIGTERM,
