@@ -8,6 +8,7 @@ issue, and failed on the code before it."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -18,6 +19,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.runtime.interpreters import runtimes_home
 from tests.support.aws import free_port
 from tests.support.cloud import started
-from tests.support.processes import python_module
+from tests.support.processes import Running, python_module
 
 ROLE = "arn:aws:iam::123456789012:role/environments"
 
@@ -65,6 +67,31 @@ def cloud(own_temporary_folder: None) -> Iterator[LocalCloud]:
         running.client("iam").create_role(
             RoleName="environments", AssumeRolePolicyDocument=json.dumps(trust)
         )
+        yield running
+
+
+@dataclass
+class Served:
+    """``python -m localcloud serve`` on a free port, its role made, and a client maker."""
+
+    server: Running
+    endpoint: str
+
+    def client(self, service: str, config: Config | None = None) -> Any:
+        return boto3.Session(
+            aws_access_key_id="localcloud",
+            aws_secret_access_key="localcloud",
+            region_name="us-east-1",
+        ).client(service, endpoint_url=self.endpoint, config=config)  # type: ignore[call-overload]
+
+
+@contextlib.contextmanager
+def served(env: dict[str, str] | None = None) -> Iterator[Served]:
+    port = free_port()
+    with python_module("localcloud", "serve", "--port", str(port), env=env) as server:
+        server.read_until("Ctrl-C stops the server")
+        running = Served(server, f"http://127.0.0.1:{port}")
+        running.client("iam").create_role(RoleName="environments", AssumeRolePolicyDocument="{}")
         yield running
 
 
@@ -810,24 +837,10 @@ def test_an_sqs_mapping_keeps_a_throttled_batch_for_later(cloud: LocalCloud) -> 
 def test_the_accounts_concurrency_throttles_past_its_limit(tmp_path: Path) -> None:
     """LOCALCLOUD_LAMBDA_CONCURRENCY=1: a second invocation while one runs is throttled
     with the account's reason, whatever function it is for."""
-    port = free_port()
-    with python_module(
-        "localcloud", "serve", "--port", str(port), env={"LOCALCLOUD_LAMBDA_CONCURRENCY": "1"}
-    ) as server:
-        server.read_until("Ctrl-C stops the server")
-        endpoint = f"http://127.0.0.1:{port}"
-        session = boto3.Session(
-            aws_access_key_id="localcloud",
-            aws_secret_access_key="localcloud",
-            region_name="us-east-1",
-        )
-        session.client("iam", endpoint_url=endpoint).create_role(
-            RoleName="environments", AssumeRolePolicyDocument="{}"
-        )
-        lam = session.client(
-            "lambda",
-            endpoint_url=endpoint,
-            config=Config(read_timeout=60, retries={"max_attempts": 1, "mode": "standard"}),
+    with served(env={"LOCALCLOUD_LAMBDA_CONCURRENCY": "1"}) as account:
+        server = account.server
+        lam = account.client(
+            "lambda", Config(read_timeout=60, retries={"max_attempts": 1, "mode": "standard"})
         )
         holds = (
             "import os, time\n"
@@ -991,22 +1004,9 @@ def handler(event, context):
 def test_sigterm_stops_the_server_within_5_s_with_an_invocation_running(tmp_path: Path) -> None:
     """The old server waited for the function (61 s for a 60 s one). The caller in flight
     gets an error answer, and the server says which invocation it ended."""
-    port = free_port()
-    with python_module("localcloud", "serve", "--port", str(port)) as server:
-        server.read_until("Ctrl-C stops the server")
-        endpoint = f"http://127.0.0.1:{port}"
-        session = boto3.Session(
-            aws_access_key_id="localcloud",
-            aws_secret_access_key="localcloud",
-            region_name="us-east-1",
-        )
-        iam = session.client("iam", endpoint_url=endpoint)
-        iam.create_role(RoleName="environments", AssumeRolePolicyDocument="{}")
-        lam = session.client(
-            "lambda",
-            endpoint_url=endpoint,
-            config=Config(read_timeout=90, retries={"max_attempts": 0}),
-        )
+    with served() as account:
+        server = account.server
+        lam = account.client("lambda", Config(read_timeout=90, retries={"max_attempts": 0}))
         lam.create_function(
             FunctionName="long",
             Runtime="python3.13",
@@ -1065,21 +1065,11 @@ def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver(
     mappings burnt 106 % of a core and ran about 190 threads. The issue's bound: under 1 s
     of CPU over 10 s idle, a thread count that does not grow with the mappings, and one
     message on each of the 100 queues processed within 30 s."""
-    port = free_port()
-    with python_module("localcloud", "serve", "--port", str(port)) as server:
-        server.read_until("Ctrl-C stops the server")
+    with served() as account:
+        server = account.server
         pid = server.process.pid
-        endpoint = f"http://127.0.0.1:{port}"
-        session = boto3.Session(
-            aws_access_key_id="localcloud",
-            aws_secret_access_key="localcloud",
-            region_name="us-east-1",
-        )
-        session.client("iam", endpoint_url=endpoint).create_role(
-            RoleName="environments", AssumeRolePolicyDocument="{}"
-        )
-        lam = session.client("lambda", endpoint_url=endpoint)
-        sqs = session.client("sqs", endpoint_url=endpoint)
+        lam = account.client("lambda")
+        sqs = account.client("sqs")
         for n in range(10):
             lam.create_function(
                 FunctionName=f"consumer-{n}",
