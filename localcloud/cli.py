@@ -41,13 +41,6 @@ def check_port(host: str, port: int, retry: str) -> None:
         raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}; {retry}") from None
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port of ``host`` that nothing listens on now (the system's choice), for an
-    account served only to its own functions (``make demo``, ``make invoke``)."""
-    with socket.create_server((host, 0)) as probe:
-        return int(probe.getsockname()[1])
-
-
 def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:
     """Start ``cloud`` (a server: ``server_port`` set), poll every event source mapping,
     read the account every second for the live view, call ``ready`` (what the command

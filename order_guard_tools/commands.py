@@ -27,6 +27,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from localcloud import cli as localcloud_cli
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.parameters import samconfig_stack_name
+from localcloud.server.app import free_port
 from localcloud.services.lambda_ import log_lines
 from localcloud.text import plain, printable
 from order_guard_tools.cloud import OrderGuardCloud, order_guard_template
@@ -90,7 +91,7 @@ def demo(args: argparse.Namespace) -> int:
     with OrderGuardCloud(
         template=template,
         visibility_timeout=args.visibility_timeout,
-        server_port=localcloud_cli.free_port(),
+        server_port=free_port(),
     ) as cloud:
         console.print(
             f"[bold]Order Guard on the local cloud[/] — template.yaml + samconfig.toml "
@@ -218,7 +219,7 @@ def invoke(args: argparse.Namespace) -> int:
             _show(args.function, event_file, log_lines(log), body, response.get("FunctionError"))
         return 0
     template = order_guard_template(args.config_env, args.parameter_overrides)
-    with OrderGuardCloud(template=template, server_port=localcloud_cli.free_port()) as cloud:
+    with OrderGuardCloud(template=template, server_port=free_port()) as cloud:
         try:
             function = cloud.function(args.function)
         except KeyError:

@@ -1,19 +1,24 @@
 """Fault injection: the transient failures an idempotent worker must survive, on demand.
 
-Two places, both in-process (``LocalCloud()`` without a server port):
+Two places:
 
-- **DynamoDB requests** that a function makes. moto answers botocore's ``before-send``
-  event through one handler (``moto.core.models.botocore_stubber``); the patch registry
-  wraps it (:mod:`localcloud.patches.botocore`, :func:`around_request`), so a fault is
-  decided before moto sees the request or after it has handled it, and botocore's real
-  retry logic (``total_max_attempts``) sees it as it would see the network:
+- **DynamoDB requests** that a function makes. A function runs in a process of its own
+  and signs its calls with its own access key; the server's hook around its answer
+  (:func:`localcloud.server.hooks.around_served`, :func:`around_served_request`) decides
+  a fault before moto sees the request or after it has handled it, so the function's
+  botocore and its real retry logic (``total_max_attempts``) see it as they would see the
+  network. Clients of this process (a test's own, a function run in this process) are
+  answered through moto's ``before-send`` handler, which the patch registry wraps the
+  same way (:mod:`localcloud.patches.botocore`, :func:`around_request`):
 
   ===================  ==============================================================
   dropped-connection   ``ConnectionClosedError``; the request never reached the table
   response-lost        the table handled the request, then ``ConnectionClosedError``:
                        a committed write whose response is lost
-  connect-timeout      ``ConnectTimeoutError``; nothing sent
-  read-timeout         ``ReadTimeoutError``; nothing handled
+  connect-timeout      ``ConnectTimeoutError``; nothing sent (over HTTP: the connection
+                       closed unhandled, ``ConnectionClosedError``)
+  read-timeout         ``ReadTimeoutError``; nothing handled (over HTTP: held past the
+                       function's read timeout, then closed unhandled)
   http-500             HTTP 500 ``InternalServerError``; nothing handled
   http-503             HTTP 503 ``ServiceUnavailable`` (a code botocore does not model)
   throttling           HTTP 400 ``ThrottlingException``
@@ -31,12 +36,12 @@ Two places, both in-process (``LocalCloud()`` without a server port):
 A :class:`Fault` names the order id it hits (the ``id`` of the request's ``Item`` or
 ``Key``, or of the invocation's payload), the DynamoDB operation (or ``Invoke``), and how
 many matching requests it fails; faults of different orders never touch each other, so
-executions can run side by side. Only requests made inside a function invocation are
-hit (:func:`~localcloud.services.lambda_.invoking_function` knows which thread runs one),
-never a test's own reads.
+executions can run side by side. Only requests a function makes are hit (signed with
+its access key, or made in this process inside an invocation:
+:func:`~localcloud.services.lambda_.invoking_function`), never a test's own reads.
 
-May import: :mod:`localcloud.patches` (its hook around moto's answers),
-:mod:`localcloud.services.lambda_`.
+May import: :mod:`localcloud.patches` and :mod:`localcloud.server.hooks` (the hooks
+around moto's answers), :mod:`localcloud.services.lambda_`, :mod:`order_guard.config`.
 """
 
 from __future__ import annotations
@@ -57,13 +62,16 @@ from moto.core.botocore_stubber import MockRawResponse
 from moto.core.exceptions import JsonRESTError
 
 from localcloud.patches.botocore import around_requests
+from localcloud.server.hooks import Answer, DropConnection, ServedRequest, around_served
 from localcloud.services.lambda_ import (
     Function,
     Invocation,
+    by_access_key,
     invoking_function,
     set_invoke_wrapper,
     timed_out,
 )
+from order_guard.config import READ_TIMEOUT_S
 
 
 class Kind(StrEnum):
@@ -230,11 +238,14 @@ def injected(*faults: Fault, in_functions_only: bool = True) -> Iterator[FaultPl
 
 
 def _hook() -> None:
-    """Put fault injection in the two places it works (idempotent): around moto's answer
-    to every botocore request (:func:`localcloud.patches.botocore.around_requests`) and
-    around every invocation through the invoke API
-    (:func:`localcloud.services.lambda_.set_invoke_wrapper`). Both pass straight through
+    """Put fault injection in the places it works (idempotent): around the server's answer
+    to every request a function's process makes (:func:`localcloud.server.hooks.
+    around_served`), around moto's answer to every botocore request of this process
+    (:func:`localcloud.patches.botocore.around_requests`: a test's own clients, functions
+    run in this process) and around every invocation through the invoke API
+    (:func:`localcloud.services.lambda_.set_invoke_wrapper`). Each passes straight through
     while no plan or network is in force."""
+    around_served(around_served_request)
     around_requests(around_request)
     set_invoke_wrapper(invoke_with_faults)
 
@@ -246,12 +257,17 @@ def _dynamodb_request(request: AWSPreparedRequest) -> tuple[str, str | None] | N
     """(operation, order id) of a DynamoDB JSON request, else ``None``."""
     raw = request.headers.get("X-Amz-Target", b"")
     target = raw.decode() if isinstance(raw, bytes) else str(raw)
+    raw_body = request.body
+    return _dynamodb_call(target, raw_body if isinstance(raw_body, str | bytes) else b"{}")
+
+
+def _dynamodb_call(target: str, raw_body: str | bytes) -> tuple[str, str | None] | None:
+    """(operation, order id) of a DynamoDB JSON request's target and body, else ``None``."""
     if not target.startswith("DynamoDB_"):
         return None
     operation = target.rpartition(".")[2]
-    raw_body = request.body
     try:
-        body = json.loads(raw_body if isinstance(raw_body, str | bytes) else b"{}")
+        body = json.loads(raw_body or b"{}")
         item = body.get("Item") or body.get("Key") or {}
         order_id = item.get("id", {}).get("S")
     except (ValueError, AttributeError):
@@ -299,6 +315,63 @@ def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> An
     if handle() is None:
         raise RuntimeError("response-lost needs the in-process local cloud (mock_aws)")
     raise ConnectionClosedError(endpoint_url=request.url)
+
+
+# --- DynamoDB over HTTP: a function's process, around the server's answer ---------------
+
+STALL_S: Final = READ_TIMEOUT_S + 0.5
+"""How long the server holds a request it answers with a read timeout (seconds): past the
+functions' read timeout (:data:`order_guard.config.READ_TIMEOUT_S`), so their SDK gives
+up first, as it would on a stalled network."""
+
+
+def _error_answer(kind: Kind) -> Answer:
+    status, code, message = _ERROR_RESPONSES[kind]
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
+    headers = [("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-RequestId", "injected")]
+    return Answer(status, headers, body.encode())
+
+
+def around_served_request(request: ServedRequest, handle: Callable[[], Answer]) -> Answer:
+    """The server's answer to one request (``handle()``), with the active plan's DynamoDB
+    faults and the simulated network around it, for a request one of the account's
+    functions signed (its access key: :func:`~localcloud.services.lambda_.by_access_key`);
+    any other caller's request is answered as it is (the set hook of
+    :mod:`localcloud.server.hooks`).
+
+    What the function's SDK sees: what it would see of a network that failed so, but for
+    ``connect-timeout``: a connection the server accepted cannot time out connecting, so
+    it is closed before the request is handled (``ConnectionClosedError``, nothing
+    handled, as a connect timeout leaves it); ``read-timeout`` holds the request for
+    :data:`STALL_S`, then closes the connection unhandled.
+
+    Raises:
+        DropConnection: the kind closes the connection (the server then does).
+    """
+    function = by_access_key(request.access_key)
+    matched = _dynamodb_call(request.target, request.body) if function is not None else None
+    if function is None or matched is None:
+        return handle()
+    network = _NETWORK
+    if network is not None:
+        with network._lock:
+            network.counts[(function.name, matched[0])] += 1
+        delay = network.latency() if network.latency is not None else network.round_trip_s
+        if delay:
+            time.sleep(delay)
+    plan = _ACTIVE
+    fault = plan.take(*matched) if plan is not None else None
+    if fault is None:
+        return handle()
+    if fault.kind in (Kind.DROPPED_CONNECTION, Kind.CONNECT_TIMEOUT):
+        raise DropConnection
+    if fault.kind is Kind.READ_TIMEOUT:
+        time.sleep(STALL_S)
+        raise DropConnection
+    if fault.kind in _ERROR_RESPONSES:
+        return _error_answer(fault.kind)
+    handle()  # RESPONSE_LOST: the table handles the request, then the connection drops
+    raise DropConnection
 
 
 # --- Lambda: the invoke API -------------------------------------------------------------

@@ -7,7 +7,8 @@ Everything lives in one account, whoever made it: a resource made by the templat
 ``sam deploy`` or by a plain API call runs the same way (a function created or updated
 through the Lambda API runs its code; a mapping created through it is polled).
 
-In-process::
+In-process (the test's own clients in this process; the functions, in processes of their
+own, reach the account through a server on a free loopback port only they are told of)::
 
     with LocalCloud(template=load(Path("template.yaml")), stack_name="app") as cloud:
         cloud.client("sqs").send_message(QueueUrl=cloud.outputs["QueueUrl"], MessageBody=...)
@@ -46,7 +47,7 @@ from localcloud.cloudformation.provider import Deployment
 from localcloud.cloudformation.template import Template
 from localcloud.patches import activity
 from localcloud.server import view as view_module
-from localcloud.server.app import LocalServer
+from localcloud.server.app import LocalServer, free_port
 from localcloud.server.guard import Policy
 from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services.dynamodb import patches as dynamodb_writes
@@ -78,7 +79,8 @@ class LocalCloud:
             parameters resolved as ``sam deploy`` resolves them); ``None`` for an empty
             account, which ``sam deploy`` and the AWS APIs fill.
         stack_name: the stack's name (needed with a template).
-        server_port: ``None`` for in-process (``mock_aws``); a port for server mode.
+        server_port: ``None`` for in-process (``mock_aws``; the functions reach the
+            account on a free loopback port); a port for server mode.
         visibility_timeout: seconds; overrides every queue's visibility timeout so that
             redelivery and redrive take seconds (the template's value stays in Outputs
             and ``deployment.notes`` says what changed).
@@ -166,7 +168,18 @@ class LocalCloud:
         if self.server_port is None:
             self._mock = mock_aws(config=MOTO_CONFIG)
             self._mock.start()
-            platform_environment: dict[str, str] = dict(FAKE_CREDENTIALS)
+            # The functions run in processes of their own, as in server mode: they reach
+            # the account through a server on a free loopback port that only they are
+            # told of (the test's own clients stay in this process).
+            port = free_port()
+            self._server = LocalServer(
+                "127.0.0.1", port, self.view_app(), Policy.for_server("127.0.0.1", port)
+            )
+            self._server.start()
+            platform_environment: dict[str, str] = {
+                **FAKE_CREDENTIALS,
+                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            }
         else:
             # moto's interpreter reaches the server at localhost:$MOTO_PORT.
             self._environ.set({"MOTO_PORT": str(self.server_port)})

@@ -5,8 +5,10 @@ An :class:`Extension` is given to :class:`~localcloud.account.LocalCloud` (``ext
 and lives as long as the cloud does: its invocation listeners hear every invocation of
 the account's functions from ``start()`` to ``stop()``; its view part adds sections to the
 live view, and its reader the data they show (also in ``state.json``). The other hooks a
-project may set are the local cloud's own, documented where they are: around moto's
-answer to every request (:func:`localcloud.patches.botocore.around_requests`) and around
+project may set are the local cloud's own, documented where they are: around the server's
+answer to every AWS API request a function's process makes
+(:func:`localcloud.server.hooks.around_served`), around moto's answer to every request of
+a client in this process (:func:`localcloud.patches.botocore.around_requests`) and around
 every invocation through the invoke API (:func:`localcloud.services.lambda_.set_invoke_wrapper`),
 which is how fault injection is built; and what an account holds at the start is made
 through its own APIs, as a learner's machine would be (``cloud.client(...)``).

@@ -7,6 +7,7 @@ May import: :mod:`localcloud.server.guard`, :mod:`localcloud.text`.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from typing import Any
@@ -22,18 +23,26 @@ from werkzeug.serving import make_server
 from werkzeug.wsgi import ClosingIterator
 
 from localcloud.server.guard import VIEW_PREFIX, Guard, Policy
+from localcloud.server.hooks import Hooked
 from localcloud.text import say
 
 ANSWER_WAIT_S = 2.0
 """How long stopping waits for the answers in flight to be written (seconds)."""
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port of ``host`` that nothing listens on now (the system's choice), for a server
+    only the account's own functions reach (an in-process account, ``make demo``)."""
+    with socket.create_server((host, 0)) as probe:
+        return int(probe.getsockname()[1])
+
+
 class LocalServer(ThreadedMotoServer):
     """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
     apps the local server already runs: moto's, and a Flask app beside it), both behind
     :class:`~localcloud.server.guard.Guard` (Host, origin and signature checks; moto's control
-    API not served). A failure to listen is raised from :meth:`start` instead of leaving
-    it waiting forever."""
+    API not served), the AWS APIs through the hook of :mod:`~localcloud.server.hooks`. A
+    failure to listen is raised from :meth:`start` instead of leaving it waiting forever."""
 
     def __init__(self, ip_address: str, port: int, view: Any, policy: Policy) -> None:
         super().__init__(ip_address=ip_address, port=port, verbose=False)
@@ -78,7 +87,8 @@ class LocalServer(ThreadedMotoServer):
         app = self._counted(
             Guard(
                 DispatcherMiddleware(
-                    DomainDispatcherApplication(create_backend_app), {VIEW_PREFIX: self._view}
+                    Hooked(DomainDispatcherApplication(create_backend_app)),
+                    {VIEW_PREFIX: self._view},
                 ),
                 self._policy,
                 report=say,

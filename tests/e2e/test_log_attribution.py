@@ -4,8 +4,11 @@ Issue 18, finding 2: with 4 concurrent senders of 10-message batches, all 600 or
 stored but 47 RESULT lines were missing from the log group (printed on the server's
 terminal instead): output was attributed by thread id, and the id of a server thread
 that was alive when an invocation started was reused by that invocation's record threads.
-Output now belongs to the execution environment of the thread that writes it: the
-invoking thread and every thread started from it.
+Each execution environment is a process of its own now (issue 27): what it writes to
+stdout and stderr is its log stream, and a line belongs to the invocation whose answer
+follows it, whichever of its threads wrote it. (How the local cloud's in-process runtime,
+kept for its own unit tests, attributes lines by thread is tested in
+``tests/localcloud/test_lambda_runtime.py``.)
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 
 import boto3
 import pytest
@@ -26,7 +28,7 @@ import requests
 
 from localcloud.account import LocalCloud
 from localcloud.server.guard import VIEW_PREFIX
-from localcloud.services.lambda_ import InProcessFunction, Invocation, register
+from localcloud.services.lambda_ import ProcessFunction
 from localcloud.state import queue_empty
 from order_guard_tools.cloud import OrderGuardCloud
 from tests.support.order_guard import started
@@ -40,12 +42,13 @@ suite sends 2 × 4 × 5 batches of 10; ``make attribution`` sends 2 × 4 × 15 (
 the whole queue on every call, so a deeper queue costs quadratic time, not coverage)."""
 
 
-def function(handler: str) -> InProcessFunction:
+def function(handler: str) -> ProcessFunction:
     name = f"threads-{handler}-{uuid.uuid4().hex[:6]}"
-    return InProcessFunction(
+    return ProcessFunction(
         name=name,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
         code_uri=RUNTIME_PROBES,
+        owns_code=False,  # the fixtures folder: never removed
         handler=f"threads.{handler}",
         environment={},
         timeout_s=10,
@@ -56,43 +59,22 @@ def function(handler: str) -> InProcessFunction:
 
 
 def test_lines_from_a_handlers_thread_pool_are_its_invocations() -> None:
-    invocation = function("pool").invoke({})
+    handler = function("pool")
+    try:
+        invocation = handler.invoke({})
+    finally:
+        handler.close()
     printed = [line for line in invocation.log_lines if line.startswith("record ")]
     assert sorted(printed) == sorted(f"record {n} of {invocation.request_id}" for n in range(10))
 
 
-def test_a_thread_of_no_function_writing_during_an_invocation_stays_out_of_its_log(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str]
-) -> None:
-    running, written = tmp_path / "running", tmp_path / "written"
-    handler = function("while_another_writes")
-    outcome: dict[str, Invocation] = {}
-    invoker = threading.Thread(
-        target=lambda: outcome.update(
-            invocation=handler.invoke({"running": str(running), "written": str(written)})
-        )
-    )
-    invoker.start()
-    while not running.exists():
-        time.sleep(0.01)
-
-    def server_thread() -> None:  # started by neither the invoker nor the handler
-        print("a server line")
-        written.touch()
-
-    threading.Thread(target=server_thread).start()
-    invoker.join(10)
-
-    lines = outcome["invocation"].log_lines
-    assert "from the handler" in lines
-    assert "a server line" not in lines
-    assert "a server line" in capfd.readouterr().out
-
-
 def test_a_line_written_between_invocations_comes_out_with_the_next_one() -> None:
     handler = function("background")
-    first = handler.invoke({})
-    second = handler.invoke({})
+    try:
+        first = handler.invoke({})
+        second = handler.invoke({})
+    finally:
+        handler.close()
     assert first.payload == "started"
     assert second.payload == "told"
     assert "from a thread started by an earlier invocation" in second.log_lines
@@ -247,15 +229,3 @@ def test_a_result_line_whose_id_holds_a_line_separator_is_one_log_event(separato
     (line,) = [json.loads(e["message"]) for e in events if e["message"].startswith("{")]
     assert (line["id"], line["decision"]) == (order_id, "accepted")
     assert [(d["order_id"], d["decision"]) for d in decisions] == [(order_id, "accepted")]
-
-
-def test_a_function_that_invokes_itself_keeps_each_invocations_lines_its_own() -> None:
-    """Lambda runs the inner invocation in another execution environment."""
-    reentrant = function("reentrant")
-    register(reentrant)
-
-    outer = reentrant.invoke({"depth": 1})
-
-    printed = [line for line in outer.log_lines if line.startswith("outer ")]
-    assert printed == ["outer before 1", "outer after 1"]
-    assert outer.log_lines[0].startswith("START RequestId:")

@@ -3,7 +3,8 @@
 No Docker here, so the container is replaced, not SAM CLI: the environment of each
 function's container is computed by SAM CLI's own classes (tests/support/sam_cli.py) from
 template.yaml, samconfig.toml and the checked-in env-vars.local.json, and the handler
-runs in-process with exactly that environment against a local server started as
+runs in an execution environment of its own (a process, as the container is one) with
+exactly that environment against a local server started as
 `make serve` starts it. Only the endpoint's host changes: the container would reach the
 server at host.docker.internal:5000; here it is this test's 127.0.0.1 port.
 """
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import sysconfig
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.services.lambda_ import InProcessFunction, Invocation
+from localcloud.services.lambda_ import Invocation, ProcessFunction
 from order_guard_tools.project import ROOT
 from tests.support.order_guard import started
 from tests.support.sam_cli import container_environment
@@ -99,7 +101,9 @@ def run_like_sam_local_invoke(
     assert server.endpoint_url is not None
     environment["AWS_ENDPOINT_URL"] = server.endpoint_url
     properties = server.function(logical_id)
-    function = InProcessFunction(  # a new container per invocation, as sam local invoke runs
+    function = ProcessFunction(  # a new container per invocation, as sam local invoke runs
+        extra_paths=(sysconfig.get_paths()["purelib"],),  # what sam build would package
+        owns_code=False,  # the source folder
         name=logical_id,
         arn=f"arn:aws:lambda:us-east-1:123456789012:function:{logical_id}",
         code_uri=properties.code_uri,
@@ -110,7 +114,10 @@ def run_like_sam_local_invoke(
         log_group=environment["AWS_LAMBDA_LOG_GROUP_NAME"],
         region=environment["AWS_REGION"],
     )
-    return function.invoke(json.loads((ROOT / "events" / event_file).read_text()))
+    try:
+        return function.invoke(json.loads((ROOT / "events" / event_file).read_text()))
+    finally:
+        function.close()
 
 
 def test_the_env_vars_file_names_the_tables_make_serve_creates(server: LocalCloud) -> None:

@@ -150,14 +150,15 @@ def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) 
 
 
 def test_a_new_local_cloud_is_a_new_execution_environment() -> None:
+    """Warm within one cloud (no init on the second invocation), cold in the next."""
     with OrderGuardCloud() as first:
-        first_module = first.function("QueueWorkerFunction")
-        first_module.invoke(load_event("sqs-first-order"))
-        module_a = first_module.module_globals
+        worker = first.function("QueueWorkerFunction")
+        inits = [worker.invoke(load_event("sqs-first-order")).init_ms for _ in range(2)]
     with OrderGuardCloud() as second:
-        worker = second.function("QueueWorkerFunction")
-        worker.invoke(load_event("sqs-first-order"))
-        assert worker.module_globals is not module_a
+        inits.append(
+            second.function("QueueWorkerFunction").invoke(load_event("sqs-first-order")).init_ms
+        )
+    assert [init is not None for init in inits] == [True, False, True]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
-from localcloud.services.lambda_ import InProcessFunction, Invocation, ProcessFunction
+from localcloud.services.lambda_ import InProcessFunction, Invocation, ProcessFunction, register
 from tests.support.paths import FIXTURES
 
 PROBES = FIXTURES / "runtime_probes"
@@ -314,3 +314,46 @@ def test_output_of_threads_running_before_the_invocation_stays_out_of_its_log() 
     assert "from the handler" in invocation.log_lines
     assert "from a thread the handler started" in invocation.log_lines
     assert "from a thread that was already running" not in invocation.log_lines
+
+
+def test_in_process_a_thread_of_no_function_writing_during_an_invocation_stays_out_of_its_log(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """In-process, output belongs to the execution environment of the thread that writes
+    it (the invoking thread and every thread started from it), never to a server thread
+    that writes meanwhile."""
+    running, written = tmp_path / "running", tmp_path / "written"
+    handler = function("threads.while_another_writes", timeout_s=10)
+    outcome: dict[str, Invocation] = {}
+    invoker = threading.Thread(
+        target=lambda: outcome.update(
+            invocation=handler.invoke({"running": str(running), "written": str(written)})
+        )
+    )
+    invoker.start()
+    while not running.exists():
+        time.sleep(0.01)
+
+    def server_thread() -> None:  # started by neither the invoker nor the handler
+        print("a server line")
+        written.touch()
+
+    threading.Thread(target=server_thread).start()
+    invoker.join(10)
+
+    lines = outcome["invocation"].log_lines
+    assert "from the handler" in lines
+    assert "a server line" not in lines
+    assert "a server line" in capfd.readouterr().out
+
+
+def test_in_process_a_function_that_invokes_itself_keeps_each_invocations_lines_its_own() -> None:
+    """Lambda runs the inner invocation in another execution environment."""
+    reentrant = function("threads.reentrant")
+    register(reentrant)
+
+    outer = reentrant.invoke({"depth": 1})
+
+    printed = [line for line in outer.log_lines if line.startswith("outer ")]
+    assert printed == ["outer before 1", "outer after 1"]
+    assert outer.log_lines[0].startswith("START RequestId:")

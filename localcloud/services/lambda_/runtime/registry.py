@@ -25,7 +25,6 @@ from localcloud.services.lambda_.runtime.functions import (
     InvocationListener,
     LogSink,
 )
-from localcloud.services.lambda_.runtime.inprocess import InProcessFunction
 from localcloud.services.lambda_.runtime.packages import extract, source_of
 
 _FUNCTIONS: dict[str, Function] = {}
@@ -98,24 +97,20 @@ def runnable(
     environments`): from the extracted zip, or, for a source package (:mod:`~localcloud.
     services.lambda_.runtime.packages`), from its source folder with this environment's
     packages after the runtime's on its path (what ``sam build`` would have put in the
-    package is importable, and so is the rest). A source package runs in this process
-    (:mod:`~localcloud.services.lambda_.runtime.inprocess`) only where no process could
-    reach the account: an account served on no endpoint (the embedded demo, the local
-    cloud's in-process tests, which inject faults into the handler's own calls).
+    package is importable, and so is the rest). Every account runs its functions so,
+    served or in-process (its functions reach it through a loopback server of its own);
+    only the local cloud's own unit tests make a function that runs in this process
+    (:mod:`~localcloud.services.lambda_.runtime.inprocess`).
 
     Raises:
         PackageError: ``package`` is not a zip archive, or Lambda would refuse it
             (:func:`~localcloud.services.lambda_.runtime.packages.extract`).
     """
     source = source_of(package)
-    served = "AWS_ENDPOINT_URL" in _PLATFORM.environment
-    kind: type[Function] = (
-        InProcessFunction if source is not None and not served else ProcessFunction
-    )
     from_source: dict[str, Any] = {}
-    if source is not None and served:
+    if source is not None:
         from_source = {"extra_paths": (sysconfig.get_paths()["purelib"],), "owns_code": False}
-    return kind(
+    return ProcessFunction(
         **from_source,
         name=name,
         arn=arn,
