@@ -1,7 +1,12 @@
 """``make bench``: Order Guard against the floor and the field, in one run.
 
 Four SQS consumers run on the same in-process local cloud, each from its own fresh orders
-table, fed the same SQS events (records built as the event source mapping builds them):
+table, fed the same SQS events (records built as the event source mapping builds them).
+The contestants' handlers run in this process (the local cloud's in-process runtime), not
+in execution environments of their own as every deployed function does: the figures are
+the handlers' own requests, CPU and traced memory, which ``tracemalloc`` and the
+simulated network see only here; the cold start is measured in fresh processes apart
+(:mod:`.cold_start`).
 
 - ``order-guard``: the queue worker as deployed (its template environment: batching by
   key, validation, logging and metrics on);
