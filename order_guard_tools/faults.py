@@ -189,6 +189,14 @@ class Network:
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def carry(self, function: str, operation: str) -> None:
+        """One request of ``function``: count it, then wait its round trip."""
+        with self._lock:
+            self.counts[(function, operation)] += 1
+        delay = self.latency() if self.latency is not None else self.round_trip_s
+        if delay:
+            time.sleep(delay)
+
     def requests(self, function: str, operations: Iterable[str] | None = None) -> int:
         """Requests a function made (of the given operations, or all)."""
         return sum(
@@ -291,11 +299,7 @@ def around_request(request: AWSPreparedRequest, handle: Callable[[], Any]) -> An
         function = invoking_function()
         matched = _dynamodb_request(request) if function is not None else None
         if function is not None and matched is not None:
-            with network._lock:
-                network.counts[(function.name, matched[0])] += 1
-            delay = network.latency() if network.latency is not None else network.round_trip_s
-            if delay:
-                time.sleep(delay)
+            network.carry(function.name, matched[0])
     plan = _ACTIVE
     fault = None
     if plan is not None and (not plan.in_functions_only or invoking_function() is not None):
@@ -354,11 +358,7 @@ def around_served_request(request: ServedRequest, handle: Callable[[], Answer]) 
         return handle()
     network = _NETWORK
     if network is not None:
-        with network._lock:
-            network.counts[(function.name, matched[0])] += 1
-        delay = network.latency() if network.latency is not None else network.round_trip_s
-        if delay:
-            time.sleep(delay)
+        network.carry(function.name, matched[0])
     plan = _ACTIVE
     fault = plan.take(*matched) if plan is not None else None
     if fault is None:
