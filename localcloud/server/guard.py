@@ -26,11 +26,14 @@ here as there, is an origin allow-list, a ``Host`` check and refusing unsigned c
 unsigned AWS call      any other path is an AWS API call and needs a SigV4
                        ``Authorization`` header (``AWS4-HMAC-SHA256``, or SigV4a):
                        otherwise HTTP 403 with the error AWS gives an unsigned call
-                       (:func:`unsigned_refusal`). The one exception is a presigned S3
-                       ``GET`` or ``HEAD`` of an object. The AWS CLI, boto3, the SAM
-                       CLI, the AWS SDK for JavaScript and the functions all sign, so
-                       they are unaffected; a form post or a no-cors fetch cannot add
-                       the header.
+                       (:func:`~localcloud.server.signature.unsigned_refusal`). The one
+                       exception is a presigned S3 ``GET`` or ``HEAD`` of an object. The
+                       AWS CLI, boto3, the SAM CLI, the AWS SDK for JavaScript and the
+                       functions all sign, so they are unaffected; a form post or a
+                       no-cors fetch cannot add the header.
+malformed signature    a header missing a part, or scoped to a region that does not
+                       exist: AWS's error for it, in the caller's protocol
+                       (:func:`~localcloud.server.signature.signature_refusal`).
 the view               ``/_localcloud/`` answers ``GET`` and ``HEAD`` only (405
                        otherwise) and is never framed (``frame-ancestors 'none'``).
 =====================  =================================================================
@@ -46,28 +49,24 @@ the server's terminal, escaped.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import parse_qs
 
 from werkzeug.wrappers import Request, Response
 
+from localcloud.server.signature import signature_refusal, signed, unsigned_refusal
 from localcloud.text import printable
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 VIEW_PREFIX: Final = "/_localcloud"
 MOTO_API_PREFIX: Final = "/moto-api"
-SIGNATURE_SCHEMES: Final = ("AWS4-HMAC-SHA256 ", "AWS4-ECDSA-P256-SHA256 ")
-"""``Authorization`` schemes of a signed AWS request (SigV4 and SigV4a)."""
 LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 CORS_METHODS: Final = "GET, HEAD, POST, PUT, DELETE, PATCH"
 FOREIGN_SITES: Final = ("cross-site", "same-site")
 """``Sec-Fetch-Site`` values of a request another origin's page made (another port of
 localhost is ``same-site``)."""
-_REST_JSON_PATH = re.compile(r"^/\d{4}-\d{2}-\d{2}/")  # Lambda's /2015-03-31/functions …
 
 
 @dataclass(frozen=True)
@@ -236,6 +235,10 @@ class Guard:
         if not signed(request):
             self._note("unsigned", f"{request.method} {path}")
             return unsigned_refusal(request), False
+        malformed = signature_refusal(request)
+        if malformed is not None:
+            self._note("signature", f"{request.method} {path}", "malformed Authorization header")
+            return malformed, False
         return None, cross_origin
 
     def _refuse(self, reason: str, subject: str, status: int, message: str) -> Response:
@@ -270,63 +273,3 @@ def _cors_headers(origin: str) -> list[tuple[str, str]]:
         ("Access-Control-Expose-Headers", "*"),
         ("Vary", "Origin"),
     ]
-
-
-def signed(request: Request) -> bool:
-    """Whether a request carries a SigV4 (or SigV4a) ``Authorization`` header, or is a
-    presigned S3 ``GET`` or ``HEAD`` of an object (``X-Amz-Signature`` in the query, an
-    ``s3`` credential scope, a bucket and a key)."""
-    authorization = request.headers.get("Authorization", "")
-    if authorization.startswith(SIGNATURE_SCHEMES):
-        return True
-    if request.method not in ("GET", "HEAD"):
-        return False
-    query = parse_qs(request.query_string.decode("latin-1"))
-    credential = (query.get("X-Amz-Credential") or [""])[0]
-    if not query.get("X-Amz-Signature") or not credential.endswith("/s3/aws4_request"):
-        return False
-    host = str(request.headers.get("Host", "")).lower().rpartition(":")[0]
-    segments = [s for s in request.path.split("/") if s]
-    virtual_hosted = host.endswith(".localhost")
-    return len(segments) >= (1 if virtual_hosted else 2)
-
-
-def unsigned_refusal(request: Request) -> Response:
-    """HTTP 403 with the error AWS gives an unsigned call, in the caller's protocol.
-
-    ==============================  ===================================================
-    JSON protocol (``X-Amz-Target``: DynamoDB, SQS, Step Functions, Logs …)
-                                    ``{"__type": "MissingAuthenticationTokenException",
-                                    "message": …}``
-    REST-JSON (Lambda's dated paths)  ``{"message": …}``, ``x-amzn-ErrorType``
-    query protocol (form or ``Action=``: CloudFormation, IAM, SNS …)
-                                    ``<ErrorResponse>`` with ``MissingAuthenticationToken``
-    anything else: S3               ``<Error>`` with ``AccessDenied``
-    ==============================  ===================================================
-    """
-    request_id = str(uuid.uuid4())
-    message = "Request is missing Authentication Token"
-    headers = {"x-amzn-RequestId": request_id}
-    if request.headers.get("X-Amz-Target"):
-        body = f'{{"__type": "MissingAuthenticationTokenException", "message": "{message}"}}'
-        headers["x-amzn-ErrorType"] = "MissingAuthenticationTokenException"
-        return Response(body, 403, headers, content_type="application/x-amz-json-1.0")
-    if _REST_JSON_PATH.match(request.path):
-        headers["x-amzn-ErrorType"] = "MissingAuthenticationTokenException"
-        body = f'{{"message": "{message}"}}'
-        return Response(body, 403, headers, content_type="application/json")
-    form = str(request.headers.get("Content-Type", "")).startswith(
-        "application/x-www-form-urlencoded"
-    )
-    if form or b"Action=" in request.query_string:
-        body = (
-            "<ErrorResponse><Error><Type>Sender</Type><Code>MissingAuthenticationToken</Code>"
-            f"<Message>{message}</Message></Error><RequestId>{request_id}</RequestId>"
-            "</ErrorResponse>"
-        )
-        return Response(body, 403, headers, content_type="text/xml")
-    body = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
-        f"<Message>Access Denied</Message><RequestId>{request_id}</RequestId></Error>"
-    )
-    return Response(body, 403, {"x-amz-request-id": request_id}, content_type="application/xml")

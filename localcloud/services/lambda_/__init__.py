@@ -5,7 +5,8 @@ creates and invokes them, and the event source mappings that feed them.
   process or as process trees fed by the Lambda Runtime API, the function's environment,
   its output, the account's functions, and the listeners and hooks around every invocation;
 - the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
-  runtime; moto's own SQS trigger switched off;
+  runtime; the event source mapping API (:mod:`.mapping_patches`), moto's own SQS trigger
+  switched off;
 - event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
 - whether a function's role lets Lambda create its log group (:mod:`.permissions`);
@@ -18,7 +19,7 @@ May import: the CloudFormation engine's provider contract, the patch registry an
 
 from typing import Final
 
-from localcloud.services.lambda_ import event_source_mappings, patches, providers
+from localcloud.services.lambda_ import event_source_mappings, mapping_patches, patches, providers
 from localcloud.services.lambda_.runtime import (
     Function,
     InProcessFunction,
@@ -52,7 +53,9 @@ from localcloud.services.lambda_.runtime import (
 )
 from localcloud.services.service import Service
 
-SERVICE: Final = Service("lambda", providers=providers.PROVIDERS, patches=patches.PATCHES)
+SERVICE: Final = Service(
+    "lambda", providers=providers.PROVIDERS, patches=(*patches.PATCHES, *mapping_patches.PATCHES)
+)
 
 __all__ = [
     "SERVICE",

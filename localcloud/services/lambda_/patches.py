@@ -15,12 +15,7 @@
   applies it, or refuses what it cannot honour by name.
 - ``LambdaFunction.get_configuration``: ``LoggingConfig.LogGroup``, which ``sam logs -n``
   reads and moto does not keep.
-- ``LambdaBackend.list_event_source_mappings``: ``--function-name`` takes a name, a
-  partial ARN or an ARN, as on AWS (moto matches what the mapping stored, an ARN).
-- ``LambdaBackend.create_event_source_mapping``, ``update_event_source_mapping`` and
-  ``delete_event_source_mapping``: a batch size over 10 needs a batching window, as on
-  AWS; moto's own SQS trigger (one record per call, partial batch responses ignored)
-  never runs: the account polls every mapping (:mod:`.event_source_mappings`).
+- the event source mapping API: :mod:`.mapping_patches`.
 """
 
 from __future__ import annotations
@@ -30,16 +25,13 @@ import contextlib
 import io
 import json
 import zipfile
-from collections.abc import Mapping
 from typing import Any, Final
 
 from moto.awslambda.models import LambdaBackend, LambdaFunction
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
-from moto.sqs.models import sqs_backends
 
 from localcloud.patches.registry import Method, Patch
-from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.limits import (
     DIRECT_UPLOAD_LIMIT,
     check_function_name,
@@ -327,71 +319,6 @@ def _delete_concurrency(original: Method) -> Method:
     return delete_function_concurrency
 
 
-def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
-    batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
-    window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
-    if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
-        raise JsonRESTError(
-            "InvalidParameterValueException",
-            "Maximum batch window in seconds must be greater than 0 if maximum batch size is "
-            "greater than 10",
-        )
-
-
-def _create_mapping(original: Method) -> Method:
-    def create_event_source_mapping(self: LambdaBackend, spec: dict[str, Any]) -> Any:
-        _check_batching(spec)
-        esm = original(self, spec)
-        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
-            if queue.queue_arn == esm.event_source_arn:
-                # moto would invoke the function itself on every SendMessage, one record
-                # at a time, and delete the message whatever the response: we poll.
-                queue.lambda_event_source_mappings.pop(esm.function_arn, None)
-        mappings.created(esm.get_configuration())
-        return esm
-
-    return create_event_source_mapping
-
-
-def _update_mapping(original: Method) -> Method:
-    def update_event_source_mapping(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> Any:
-        _check_batching(spec, self.get_event_source_mapping(uuid))
-        return original(self, uuid, spec)
-
-    return update_event_source_mapping
-
-
-def _delete_mapping(original: Method) -> Method:
-    def delete_event_source_mapping(self: LambdaBackend, uuid: str) -> Any:
-        deleted = original(self, uuid)
-        mappings.deleted(uuid)
-        return deleted
-
-    return delete_event_source_mapping
-
-
-def function_name_of(reference: str) -> str:
-    """The function name in a name, a partial ARN (``123456789012:function:name``) or an
-    ARN, with or without a qualifier (``:$LATEST``, an alias, a version), as the Lambda
-    API accepts each."""
-    if ":function:" in reference:
-        return reference.split(":function:", 1)[1].split(":", 1)[0]
-    return reference.split(":", 1)[0]
-
-
-def _list_mappings(original: Method) -> Method:
-    def list_event_source_mappings(
-        self: LambdaBackend, event_source_arn: str, function_name: str
-    ) -> Any:
-        listed = original(self, event_source_arn, None)
-        if not function_name:
-            return listed
-        wanted = function_name_of(function_name)
-        return [esm for esm in listed if function_name_of(esm.function_arn) == wanted]
-
-    return list_event_source_mappings
-
-
 PATCHES: Final = (
     Patch(
         LambdaSimpleBackend,
@@ -448,33 +375,5 @@ PATCHES: Final = (
         ("self", "on_create"),
         _configuration,
         "sam logs -n reads LoggingConfig.LogGroup",
-    ),
-    Patch(
-        LambdaBackend,
-        "create_event_source_mapping",
-        ("self", "spec"),
-        _create_mapping,
-        "the local cloud polls SQS as Lambda does; moto's own trigger must not run",
-    ),
-    Patch(
-        LambdaBackend,
-        "update_event_source_mapping",
-        ("self", "uuid", "spec"),
-        _update_mapping,
-        "a batch size over 10 needs a batching window, as on AWS",
-    ),
-    Patch(
-        LambdaBackend,
-        "list_event_source_mappings",
-        ("self", "event_source_arn", "function_name"),
-        _list_mappings,
-        "--function-name filters by name, partial ARN or ARN (moto compares the ARN only)",
-    ),
-    Patch(
-        LambdaBackend,
-        "delete_event_source_mapping",
-        ("self", "uuid"),
-        _delete_mapping,
-        "a deleted mapping stops polling",
     ),
 )

@@ -20,6 +20,8 @@ import zipfile
 from collections.abc import Mapping
 from typing import Any, Final
 
+from botocore.exceptions import ClientError
+
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.provider import (
     Deployment,
@@ -163,7 +165,13 @@ class EventSourceMappingProvider(Provider):
         stack.refs[logical_id] = uuid
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
-        stack.client("lambda").delete_event_source_mapping(UUID=stack.refs[logical_id])
+        """Delete the mapping; one already gone (deleted through the API) counts as
+        deleted, as CloudFormation treats a resource that no longer exists."""
+        try:
+            stack.client("lambda").delete_event_source_mapping(UUID=stack.refs[logical_id])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
 
 
 class PermissionProvider(Provider):

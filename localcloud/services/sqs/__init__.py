@@ -8,7 +8,7 @@ from a dead-letter queue (:mod:`.redrive`), the patches (:mod:`.patches`: messag
 contents and batch answers as SQS gives them) and ``AWS::SQS::Queue`` and
 ``QueuePolicy`` (:mod:`.providers`). moto's own SQS trigger (one record per call, the
 receive count stuck at 1, partial batch responses ignored) never runs
-(:mod:`localcloud.services.lambda_.patches`).
+(:mod:`localcloud.services.lambda_.mapping_patches`).
 
 May import: :mod:`localcloud.services.lambda_` (the poller invokes functions), the
 engine's provider contract, the patch registry, :mod:`localcloud.text`.

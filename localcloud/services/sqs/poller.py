@@ -16,7 +16,7 @@ stuck at 1, partial batch responses ignored), so the local cloud polls the queue
   picked up by :func:`discover`, and each poll reads its mapping's state, batch size,
   ``FunctionResponseTypes`` and function back first. moto's own SQS trigger (one record
   per call, partial batch responses ignored) is switched off
-  (:mod:`localcloud.services.lambda_.patches`);
+  (:mod:`localcloud.services.lambda_.mapping_patches`);
 - a function error (an exception) leaves the whole batch: every message becomes visible
   again after the visibility timeout;
 - with ``ReportBatchItemFailures``: a null/absent/empty ``batchItemFailures`` (or a null

@@ -1,6 +1,8 @@
 """Step Functions: moto's interpreter runs the executions (its ``lambda:invoke`` tasks
 reach the account's functions through :mod:`localcloud.services.lambda_.patches`); the
-refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`);
+refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`),
+errors with their codes, a taken name, non-JSON input and a Choice on a missing path
+(:mod:`.refusals`);
 ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
 
 May import: the engine's provider contract, the patch registry.
@@ -9,10 +11,13 @@ May import: the engine's provider contract, the patch registry.
 from typing import Final
 
 from localcloud.services.service import Service
-from localcloud.services.stepfunctions import patches, providers
+from localcloud.services.stepfunctions import patches, providers, refusals
 
 SERVICE: Final = Service(
-    "states", providers=providers.PROVIDERS, patches=patches.PATCHES, checks=patches.CHECKS
+    "states",
+    providers=providers.PROVIDERS,
+    patches=(*patches.PATCHES, *refusals.PATCHES),
+    checks=patches.CHECKS,
 )
 
 __all__ = ["SERVICE"]

@@ -1,4 +1,5 @@
-"""moto's Step Functions, refusing and reporting what AWS refuses and reports.
+"""moto's Step Functions, refusing and reporting what AWS refuses and reports (more in
+:mod:`.refusals`).
 
 moto 5.2.5 differs from AWS here:
 
@@ -46,6 +47,7 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from localcloud.patches.registry import Method, Patch, PatchMismatch
+from localcloud.services.stepfunctions.refusals import check_execution_input
 
 NAME_MAX_LENGTH = 80
 """StartExecution ``name``: shape ``Name``, length 1-80 (API reference, botocore model)."""
@@ -99,6 +101,7 @@ def _checked_start_execution(original: Method) -> Method:
             # would name it "None", and a second one would collide with it.
             name = str(uuid.uuid4())
         check_execution_name(name)
+        check_execution_input(args[0] if args else kwargs.get("execution_input"))
         return original(self, state_machine_arn, name, *args, **kwargs)
 
     return start_execution
@@ -250,16 +253,16 @@ PATCHES: Final = (
     Patch(
         StepFunctionBackend,
         "start_execution",
-        ("self", "state_machine_arn", "name"),
+        ("self", "state_machine_arn", "name", "execution_input"),
         _checked_start_execution,
-        "StartExecution must refuse the names AWS refuses",
+        "StartExecution must refuse the names and input AWS refuses",
     ),
     Patch(
         StepFunctionsParserBackend,
         "start_execution",
-        ("self", "state_machine_arn", "name"),
+        ("self", "state_machine_arn", "name", "execution_input"),
         _checked_start_execution,
-        "StartExecution must refuse the names AWS refuses (the interpreter's backend)",
+        "StartExecution must refuse the names and input AWS refuses (the interpreter's backend)",
     ),
     Patch(
         StepFunctionResponse,
