@@ -1,9 +1,9 @@
 """The seed labs, as a learner types them: each lab's command sequence
-(``tests/fixtures/labs/*.sh``, the lab's command blocks as ``../shared/labs/`` prints
-them) through the stock AWS CLI v1 and a shell prepared by ``lab-env``, against the lab's
-machine (``make lab``) on a free port; ``make lab-replay`` runs the same on port 5000
-with the labs' own workers, taken from their text in ``../shared/labs/`` (the Q05 worker
-calls port 5000 itself).
+(``tests/fixtures/labs/*.sh``, the lab's command blocks as its text prints them) through
+the stock AWS CLI v1 and a shell prepared by ``lab-env``, against the lab's machine
+(``make lab``) on a free port; ``make lab-replay`` runs the same on port 5000 with the
+labs' own workers, taken from their text in ``LAB_TEXTS`` (``../shared/labs/`` beside
+the clone; the texts are not in the repository; the Q05 worker calls port 5000 itself).
 
 Each replay first shows the unprotected starter overwriting a conflicting repeat, then
 uploads a protected worker written for the test and checks what the lab says the learner
@@ -57,7 +57,10 @@ def replay(cloud: LocalCloud, script: str) -> dict[str, str]:
     if os.environ.get("LOCALCLOUD_LAB_TEXTS"):  # make lab-replay: the labs' own workers
         lab = script.removesuffix(".sh")
         text = Path(os.environ["LOCALCLOUD_LAB_TEXTS"]) / f"{lab}.zh.txt"
-        assert text.is_file(), f"no lab text at {text}"
+        assert text.is_file(), (
+            f"no lab text at {text}: LOCALCLOUD_LAB_TEXTS (make lab-replay's LAB_TEXTS) names "
+            "the folder holding the labs' q05.zh.txt and ev05.zh.txt"
+        )
         environment["LAB_TEXT"] = str(text)
     done = subprocess.run(  # noqa: S603 - our own script, our own bash
         ["/bin/bash", str(FIXTURES / script)],
