@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -192,8 +192,15 @@ lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [
 lab-check: setup ## which of the running make lab's expectations hold now, step by step [PORT=5000]
 	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 while a step fails
 
+# The labs' own text is not in the repository: LAB_TEXTS names the folder that holds it
+# (q05.zh.txt, ev05.zh.txt), checked before anything is installed or started.
 LAB_TEXTS ?= ../shared/labs
-lab-replay: setup lab-tools ## both labs' commands on port 5000 with the labs' own workers from LAB_TEXTS (../shared/labs)
+LAB_TEXT_FILES := q05.zh.txt ev05.zh.txt
+lab-texts:
+	@for f in $(LAB_TEXT_FILES); do test -f "$(LAB_TEXTS)/$$f" || { \
+	  echo "make lab-replay: no $$f in LAB_TEXTS=$(LAB_TEXTS) ($(abspath $(LAB_TEXTS))): the labs' text is kept outside the repository; point LAB_TEXTS at the folder holding $(LAB_TEXT_FILES), e.g. make lab-replay LAB_TEXTS=/path/to/labs" >&2; exit 2; }; done
+
+lab-replay: lab-texts setup lab-tools ## both labs' commands on port 5000 with the labs' own workers from LAB_TEXTS (../shared/labs)
 	LOCALCLOUD_LAB_PORT=5000 LOCALCLOUD_LAB_TEXTS=$(abspath $(LAB_TEXTS)) pytest tests/e2e/test_labs.py -p no:xdist -k "as_written"
 
 bench-env: $(STAMP) ## the local cloud's cold start of an execution environment against a bare interpreter start (BENCH_ROUNDS=15)

@@ -1,9 +1,9 @@
 """The seed labs, as a learner types them: each lab's command sequence
-(``tests/fixtures/labs/*.sh``, the lab's command blocks as ``../shared/labs/`` prints
-them) through the stock AWS CLI v1 and a shell prepared by ``lab-env``, against the lab's
-machine (``make lab``) on a free port; ``make lab-replay`` runs the same on port 5000
-with the labs' own workers, taken from their text in ``../shared/labs/`` (the Q05 worker
-calls port 5000 itself).
+(``tests/fixtures/labs/*.sh``, the lab's command blocks as its text prints them) through
+the stock AWS CLI v1 and a shell prepared by ``lab-env``, against the lab's machine
+(``make lab``) on a free port; ``make lab-replay`` runs the same on port 5000 with the
+labs' own workers, taken from their text in ``LAB_TEXTS`` (``../shared/labs/`` beside
+the clone; the texts are not in the repository; the Q05 worker calls port 5000 itself).
 
 Each replay first shows the unprotected starter overwriting a conflicting repeat, then
 uploads a protected worker written for the test and checks what the lab says the learner
@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,8 +46,8 @@ def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
         yield cloud
 
 
-def replay(cloud: LocalCloud, script: str) -> tuple[dict[str, str], float]:
-    """Run ``script`` in bash against ``cloud``: (output of each ``### step``, seconds)."""
+def replay(cloud: LocalCloud, script: str) -> dict[str, str]:
+    """Run ``script`` in bash against ``cloud``: the output of each ``### step``."""
     environment = {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "HOME": os.environ.get("HOME", "/root"),
@@ -58,19 +57,20 @@ def replay(cloud: LocalCloud, script: str) -> tuple[dict[str, str], float]:
     if os.environ.get("LOCALCLOUD_LAB_TEXTS"):  # make lab-replay: the labs' own workers
         lab = script.removesuffix(".sh")
         text = Path(os.environ["LOCALCLOUD_LAB_TEXTS"]) / f"{lab}.zh.txt"
-        assert text.is_file(), f"no lab text at {text}"
+        assert text.is_file(), (
+            f"no lab text at {text}: LOCALCLOUD_LAB_TEXTS (make lab-replay's LAB_TEXTS) names "
+            "the folder holding the labs' q05.zh.txt and ev05.zh.txt"
+        )
         environment["LAB_TEXT"] = str(text)
-    started = time.monotonic()
     done = subprocess.run(  # noqa: S603 - our own script, our own bash
         ["/bin/bash", str(FIXTURES / script)],
         cwd=ROOT,
         env=environment,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=600,  # a hang guard, not a speed claim
         check=False,
     )
-    took = time.monotonic() - started
     assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     steps: dict[str, str] = {}
     name = ""
@@ -81,7 +81,7 @@ def replay(cloud: LocalCloud, script: str) -> tuple[dict[str, str], float]:
         elif name:
             steps[name] += line + "\n"
     assert "end" in steps, done.stdout[-2000:]
-    return steps, took
+    return steps
 
 
 def writes_by_key(cloud: LocalCloud) -> dict[str, list[dict[str, Any]]]:
@@ -100,7 +100,7 @@ def plain_items(output: str) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("lab_machine", [Q05], ids=["q05"], indirect=True)
 def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
-    steps, took = replay(lab_machine, "q05.sh")
+    steps = replay(lab_machine, "q05.sh")
 
     assert json.loads(steps["mapping"]) == {
         "Source": "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs",
@@ -136,10 +136,6 @@ def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
     assert "labex-q05-jobs" not in steps["queues after"]
     assert json.loads(steps["orders after"]) == []
     assert plain_items(steps["reference after"]) == [{"id": "reference", "note": "keep unchanged"}]
-    # "consumed within about 2 s": send, poll, invoke, delete, and two AWS CLI start-ups
-    # (send-message, then the depth read), loose enough for a busy 2-core machine
-    assert int(steps["consumed"]) < 5000
-    assert took < 120
 
     writes = writes_by_key(lab_machine)
     starter_first, starter_overwrite, cli_delete = writes["starter-order"]
@@ -173,7 +169,7 @@ def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
 
 @pytest.mark.parametrize("lab_machine", [EV05], ids=["ev05"], indirect=True)
 def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
-    steps, took = replay(lab_machine, "ev05.sh")
+    steps = replay(lab_machine, "ev05.sh")
 
     starter = steps["starter.0"].split("\n")
     assert json.loads(starter[0])["errorType"] == "TransientOrderError"
@@ -226,7 +222,6 @@ def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
     assert json.loads(steps["after.2"]) == []
     assert json.loads(steps["after.3"]) == []
     assert plain_items(steps["after.4"]) == [{"id": "reference", "note": "keep unchanged"}]
-    assert took < 120
 
     writes = writes_by_key(lab_machine)
     puts = [

@@ -141,6 +141,13 @@ def error_code(call: Any) -> tuple[str, str]:
     return error["Code"], error["Message"]
 
 
+HANG_GUARD_S = 30.0
+"""How long a test waits for what the local cloud does by itself (a kill, a stop, a
+delivery) before it fails: a hang guard many times what that takes on a loaded machine,
+not a speed claim. Without what it waits for, the processes would run on for 60 s or
+more (their sleeps), or the wait would never end."""
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
     try:
@@ -366,7 +373,7 @@ def test_a_function_that_signals_its_own_tree_leaves_nothing_behind(
         ended = "terminated" if how == "killpg" else "killed"
         assert payload["errorMessage"].endswith(f"Runtime exited with error: signal: {ended}")
     daemon = int(pid_file.read_text())
-    deadline = time.monotonic() + 3  # a stopped supervisor is killed after a second
+    deadline = time.monotonic() + HANG_GUARD_S  # stopped: killed after FORCE_AFTER_S (1 s)
     while alive(daemon) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(daemon)
@@ -632,7 +639,7 @@ def test_at_its_timeout_the_environment_and_every_process_it_started_are_gone(
     assert "Task timed out after 2.00 seconds" in payload["errorMessage"]
     pids = [int(p) for p in pids_file.read_text().split()]
     sessions = {int(Path(f"/proc/{p}/stat").read_text().split()[5]) for p in pids if alive(p)}
-    deadline = ended + 1.0
+    deadline = ended + HANG_GUARD_S  # gone by the answer; the sleeps would last 120 s
     while time.monotonic() < deadline and any(alive(p) for p in pids):
         time.sleep(0.05)
     assert [p for p in pids if alive(p)] == [], sessions
@@ -1001,7 +1008,9 @@ def handler(event, context):
 """
 
 
-def test_sigterm_stops_the_server_within_5_s_with_an_invocation_running(tmp_path: Path) -> None:
+def test_sigterm_stops_the_server_without_waiting_for_the_invocation_running(
+    tmp_path: Path,
+) -> None:
     """The old server waited for the function (61 s for a 60 s one). The caller in flight
     gets an error answer, and the server says which invocation it ended."""
     with served() as account:
@@ -1036,8 +1045,10 @@ def test_sigterm_stops_the_server_within_5_s_with_an_invocation_running(tmp_path
         assert marker.exists()
 
         server.process.send_signal(signal.SIGTERM)
-        server.process.wait(timeout=5)  # raises if the server is still running after 5 s
-        caller.join(10)
+        # raises if the server is still running: one that waited for the function would
+        # run for about another minute (a hang guard, not a speed claim)
+        server.process.wait(timeout=HANG_GUARD_S)
+        caller.join(HANG_GUARD_S)
         printed = server.read_until("never-printed", timeout_s=5)
 
     assert answers, printed
@@ -1063,8 +1074,9 @@ def _threads(pid: int) -> int:
 def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver() -> None:
     """The old server ran a thread per mapping that received every 0.2 s: 100 idle
     mappings burnt 106 % of a core and ran about 190 threads. The issue's bound: under 1 s
-    of CPU over 10 s idle, a thread count that does not grow with the mappings, and one
-    message on each of the 100 queues processed within 30 s."""
+    of CPU over 10 s idle (the server's CPU clock), a thread count that does not grow with
+    the mappings, and one message on each of the 100 queues processed (about 1 s on an idle machine;
+    HANG_GUARD_S is a hang guard, not a speed claim)."""
     with served() as account:
         server = account.server
         pid = server.process.pid
@@ -1098,7 +1110,7 @@ def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver(
 
         for url in urls:
             sqs.send_message(QueueUrl=url, MessageBody="one")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + HANG_GUARD_S
         left = urls
         while left and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -1121,7 +1133,7 @@ def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver(
 
     assert idle_cpu < 1.0, f"{idle_cpu:.2f} s of CPU in 10 s with 100 idle mappings"
     assert threads_mapped - threads_before <= 2, (threads_before, threads_mapped)
-    assert left == [], f"{len(left)} of 100 queues still hold their message after 30 s"
+    assert left == [], f"{len(left)} of 100 queues still hold their message after {HANG_GUARD_S} s"
 
 
 # --- 9. python3.x runs under its own CPython where the machine has it -----------------------

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from botocore.endpoint import DEFAULT_TIMEOUT
 from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -30,7 +31,13 @@ from tests.support.endpoints import scripted_endpoint, unaccepting_endpoint_url,
 from tests.support.environment import queue_settings
 from tests.support.logs import LogCapture
 
-SCHEDULING_SLACK_S = 1.0  # a loaded 2-core machine may run threads late; never early
+UNCONFIGURED_S = DEFAULT_TIMEOUT
+"""botocore's own connect and read timeout (60 s): one attempt of a client that dropped
+the configured timeouts waits this long. The wall-clock tests below use it as their upper
+bound, a hang guard that load cannot reach, not a speed claim: what the worst case is made
+of (the attempts, the timeouts, botocore's backoff) is checked exactly, without a clock, by
+the two tests that follow; their lower bounds hold because a timeout fires late on a
+loaded machine, never early."""
 
 
 def client_for(url: str) -> Any:
@@ -84,7 +91,7 @@ def test_a_call_a_record_and_a_store_attempt_fit_the_function_timeout(template: 
     assert visibility_timeout >= 6 * timeout_s  # AWS: >= 6 x the function timeout
 
 
-def test_a_put_item_to_an_endpoint_that_never_answers_gives_up_within_the_worst_case() -> None:
+def test_a_put_item_to_an_endpoint_that_never_answers_gives_up_after_its_read_timeouts() -> None:
     with scripted_endpoint(["hang"]) as endpoint:
         started = time.monotonic()
         with pytest.raises(TransientStoreError) as raised:
@@ -92,7 +99,8 @@ def test_a_put_item_to_an_endpoint_that_never_answers_gives_up_within_the_worst_
         elapsed = time.monotonic() - started
     assert isinstance(raised.value.__cause__, ReadTimeoutError)
     assert endpoint.requests == config.TOTAL_MAX_ATTEMPTS
-    assert elapsed <= config.DYNAMODB_CALL_WORST_CASE_S + SCHEDULING_SLACK_S
+    assert elapsed >= config.TOTAL_MAX_ATTEMPTS * config.READ_TIMEOUT_S  # each attempt waited
+    assert elapsed < UNCONFIGURED_S  # a hang guard: the configured timeouts were the ones used
 
 
 @pytest.mark.parametrize(
@@ -112,15 +120,15 @@ def test_real_network_failures_are_transient_store_errors(
         assert "ServiceUnavailable (HTTP 503)" in str(raised.value)
 
 
-def test_a_connection_that_cannot_open_times_out_in_the_connect_budget() -> None:
+def test_a_connection_that_cannot_open_gives_up_after_its_connect_timeouts() -> None:
     with unaccepting_endpoint_url() as url:
         started = time.monotonic()
         with pytest.raises(TransientStoreError) as raised:
             put_order_once(client_for(url), "orders", Order("unreachable", 1))
         elapsed = time.monotonic() - started
     assert isinstance(raised.value.__cause__, ConnectTimeoutError)
-    # two 0.5 s connect timeouts and a backoff of at most 1 s
-    assert elapsed <= config.worst_case_call_s(read_timeout_s=0) + SCHEDULING_SLACK_S
+    assert elapsed >= config.TOTAL_MAX_ATTEMPTS * config.CONNECT_TIMEOUT_S  # each waited
+    assert elapsed < UNCONFIGURED_S  # a hang guard: the configured timeouts were the ones used
 
 
 def test_a_refused_connection_is_a_transient_store_error() -> None:
