@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 
 from localcloud.text import plain, printable
+
+BIDI_CONTROLS = [
+    *map(chr, range(0x202A, 0x202F)),  # embeddings, overrides and their pop
+    *map(chr, range(0x2066, 0x206A)),  # isolates and their pop
+    "\u200e",  # left-to-right mark
+    "\u200f",  # right-to-left mark
+    "\u061c",  # Arabic letter mark
+]
 
 
 @pytest.mark.parametrize(
@@ -22,6 +33,29 @@ from localcloud.text import plain, printable
 )
 def test_control_and_format_characters_are_written_as_escapes(text: str, shown: str) -> None:
     assert printable(text) == shown
+
+
+@pytest.mark.parametrize("character", BIDI_CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_bidirectional_control_is_written_as_its_escape(character: str) -> None:
+    assert printable(f"a{character}b") == f"a\\u{ord(character):04x}b"
+
+
+def test_every_control_and_format_character_is_escaped() -> None:
+    """Every code point of Unicode's categories Cc (C0, DEL, C1) and Cf (bidirectional
+    controls, zero-width characters and joiners, the soft hyphen, tag characters …), as
+    this Python's Unicode database has them."""
+    kinds = ("Cc", "Cf")
+    found = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in kinds]
+    assert len(found) > 200
+    kept = [f"U+{ord(c):04X}" for c in found if not printable(c).startswith("\\")]
+    assert kept == []
+
+
+@pytest.mark.parametrize("text", ["\x1b[2J\u202e\u2028\n", "C:\\x1b", "\\u202e"])
+def test_printable_text_stays_as_it_is(text: str) -> None:
+    """What printable wrote is printable: the live view applies it again to markup made
+    of values it has already shown (a macro's output)."""
+    assert printable(printable(text)) == printable(text)
 
 
 @pytest.mark.parametrize(

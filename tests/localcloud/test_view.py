@@ -15,7 +15,7 @@ import pytest
 from localcloud.account import Extension, LocalCloud
 from localcloud.server.view import ViewPart, short
 from localcloud.state import TABLE_PAGE_ITEMS
-from tests.support.view import get, rows, send, table_rows
+from tests.support.view import answers, get, rows, send, table_rows, unshown
 
 
 @pytest.fixture
@@ -118,6 +118,68 @@ def test_a_section_is_escaped_whatever_its_file_is_named(
 
     assert '<p id="shown">&lt;script&gt;alert(1)&lt;/script&gt;</p>' in html
     assert "<script>alert(1)" not in html
+
+
+HOSTILE = "a\u202eb\x1bc\x07d\x9be\x7ff\u2066g\u200fh\u061ci\u200bj\u2028k\nl"
+"""A string whoever writes a name, an item or a payload may give: a right-to-left
+override, ESC, BEL, a C1 CSI, DEL, a left-to-right isolate, a right-to-left mark, the
+Arabic letter mark, a zero-width space, a line separator and a line feed."""
+HOSTILE_SHOWN = "a\\u202eb\\x1bc\\x07d\\x9be\\x7ff\\u2066g\\u200fh\\u061ci\\u200bj\\u2028k\\nl"
+""":data:`HOSTILE` as ``status`` prints it, each of those characters an escape."""
+
+
+def test_control_and_bidi_characters_reach_no_answer_of_the_view_raw(
+    make_cloud: Callable[..., LocalCloud], tmp_path: Path
+) -> None:
+    """Names, keys, attribute names and values, payloads, execution inputs and outputs,
+    a project's section (its values marked safe included) and the page's own query
+    arguments: whatever the account holds reaches the page, its fragments and its JSON
+    with no control or bidirectional character left raw, and shows each as the escape
+    ``status`` prints."""
+    (tmp_path / "notes.html").write_text(
+        '<p id="note" title="{{ note }}" data-note="{{ note }}">{{ note }}</p>'
+        '<p id="marked">{{ note | e }}</p>'
+    )
+    extension = Extension(
+        view=ViewPart(tmp_path, ("notes.html",)), read=lambda args: {"note": HOSTILE}
+    )
+    cloud = make_cloud(visibility_timeout=1, extensions=[extension])
+    dynamodb = cloud.client("dynamodb")
+    orders = cloud.outputs["OrdersTableName"]
+    dynamodb.put_item(TableName=orders, Item={"id": {"S": "plain"}, HOSTILE: {"S": HOSTILE}})
+    # moto takes the name (AWS would refuse it): the view shows whatever the account holds.
+    dynamodb.create_table(
+        TableName=f"t{HOSTILE}",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    cloud.function("WorkflowWorkerFunction").invoke({"id": HOSTILE, "quantity": 1})
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=cloud.outputs["OrdersStateMachineArn"],
+        name="hostile",
+        input=json.dumps({"id": f"flow{HOSTILE}", "quantity": 1}, ensure_ascii=False),
+    )
+    send(cloud, {"id": f"queued{HOSTILE}", "quantity": 2})
+    cloud.drain(timeout_s=30)
+
+    page = "/?" + urllib.parse.urlencode({"asked": HOSTILE})
+    shown = answers(cloud, page)
+
+    (fragment,) = set(shown) - {page, "/state.json"}
+    assert fragment.startswith("/sections?asked=")  # the one htmx refreshes, as it asks
+    for path, body in shown.items():
+        assert unshown(body) == [], path
+    # Markup keeps the line breaks it is laid out with (HTML shows one as a space).
+    marked = HOSTILE_SHOWN.replace("\\n", "\n")
+    for path in (page, fragment):
+        html = shown[path]
+        assert f'<p id="note" title="{HOSTILE_SHOWN}" data-note="{HOSTILE_SHOWN}">' in html
+        assert f'<p id="marked">{marked}</p>' in html
+        for name in ("", "t", "queued"):  # an item, a table, an order sent through the queue
+            assert f'title="{name}{HOSTILE_SHOWN}"' in html, name
+    state = json.loads(shown["/state.json"])  # JSON escapes them its own way, exactly
+    assert f"t{HOSTILE}" in {table["name"] for table in state["tables"]}
 
 
 def test_a_section_may_not_take_a_name_the_view_has(tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
-"""Reading the live view as a test reads it: a page of a cloud's view app, and the text
-of the rows of one of its tables; and sending a body to the stack's queue."""
+"""Reading the live view as a test reads it: a page of a cloud's view app, every answer
+the page is made of, the text of the rows of one of its tables, and the characters of an
+answer that would not show as themselves; and sending a body to the stack's queue."""
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from html import unescape
 from typing import Any
 
 from localcloud.account import LocalCloud
@@ -24,6 +27,34 @@ def get(cloud: LocalCloud, path: str) -> str:
     response = client.get(path)
     assert response.status_code == 200
     return response.get_data(as_text=True)
+
+
+def answers(cloud: LocalCloud, path: str = "/") -> dict[str, str]:
+    """The view's answers a browser showing ``path`` reads: the page, every fragment it
+    loads (each ``hx-get``, as htmx asks for it), and ``/state.json`` (the same data, for
+    ``status``), by path."""
+    page = get(cloud, path)
+    found = {path: page}
+    for fragment in re.findall(r'hx-get="([^"]*)"', page):
+        found[unescape(fragment)] = get(cloud, unescape(fragment))
+    found["/state.json"] = get(cloud, "/state.json")
+    return found
+
+
+def unshown(text: str) -> list[str]:
+    """The characters of ``text`` that a browser or terminal does not show as themselves,
+    as ``U+XXXX``: Unicode's controls (C0, DEL, C1), format characters (bidirectional
+    overrides and isolates, marks, zero-width characters), surrogates, private-use and
+    unassigned code points, and the line and paragraph separators; the line breaks an
+    HTML page is laid out with excepted."""
+    return sorted(
+        {
+            f"U+{ord(c):04X}"
+            for c in text
+            if c != "\n"
+            and (unicodedata.category(c).startswith("C") or unicodedata.category(c) in ("Zl", "Zp"))
+        }
+    )
 
 
 def rows(html: str, table: str) -> list[str]:

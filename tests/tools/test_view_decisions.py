@@ -1,6 +1,6 @@
 """Order Guard's write decisions in the live view and ``status``: newest first with their
 items and source, kept after resources are deleted, paged, bounded whatever the history
-and tables hold, and printed with control characters escaped."""
+and tables hold, and printed and shown with control characters escaped."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from localcloud.state import TABLE_PAGE_ITEMS
 from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.decisions import decision_of
 from order_guard_tools.report import render_status
-from tests.support.view import get, rows, send
+from tests.support.view import answers, get, rows, send, unshown
 
 
 @pytest.fixture
@@ -222,6 +222,27 @@ def test_status_prints_a_stored_id_with_its_control_characters_escaped(
     for raw in ("\x1b", "\r", "\u202e", "\x9b", "\u2028"):
         assert raw not in printed
     assert "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028" in printed
+
+
+def test_the_view_shows_a_stored_id_escaped_as_status_prints_it(cloud: OrderGuardCloud) -> None:
+    """The page, the sections htmx refreshes and the JSON: no raw control or
+    bidirectional character of the id anywhere (a decision, a write, an invocation, an
+    item), and each of them shown as the escape ``status`` prints."""
+    send(cloud, {"id": HOSTILE_ID, "quantity": 2})
+    cloud.drain(timeout_s=30)
+
+    shown = answers(cloud)
+
+    assert sorted(shown) == ["/", "/sections", "/state.json"]
+    for path, body in shown.items():
+        assert unshown(body) == [], path
+    escaped = "\\x1b[2J\\x1b[H\\rRESULT queue accepted fake\\u202eredro\\x9b31m\\u2028"
+    for path in ("/", "/sections"):
+        html = shown[path]
+        (decision,) = rows(html, "decisions")
+        assert "accepted" in decision
+        assert f'<span class="id" title="{escaped}">' in html.split('<table id="decisions"')[1]
+        assert f'data-key="{escaped}"' in html  # the write's row
 
 
 def test_status_prints_a_plain_local_clouds_view_without_decisions(

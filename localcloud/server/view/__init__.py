@@ -24,11 +24,14 @@ executions; and long strings are cut, on the page and in the hover text alike
 A project adds sections of its own (:class:`ViewPart`: Jinja templates in a folder of its
 own, shown before the account's writes, with the filters they use); what they show comes
 with the page's data (the reader). Everything on the page goes through Jinja's
-autoescaping, the project's sections included.
+autoescaping, the project's sections included, and before it through :func:`shown`:
+what ``status`` prints escaped (an ESC, a right-to-left override), the page shows
+escaped too, by the same rule (:func:`localcloud.text.printable`).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +40,9 @@ from typing import Any, Final
 
 import jinja2
 from flask import Flask, Response, abort, jsonify, render_template, request, send_file
+from markupsafe import Markup
+
+from localcloud.text import printable
 
 PATH: Final = "/_localcloud"
 ROOT: Final = Path(__file__).resolve().parents[3]
@@ -97,8 +103,9 @@ def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
         loaders.append(jinja2.FileSystemLoader(str(part.templates)))
     app.jinja_loader = jinja2.ChoiceLoader(loaders)
     # Every template is escaped, whatever its name: Flask's default escapes only .html,
-    # .htm, .xml, .xhtml and .svg, and a project's section may be named otherwise.
-    app.jinja_options = {**app.jinja_options, "autoescape": True}
+    # .htm, .xml, .xhtml and .svg, and a project's section may be named otherwise; and
+    # every value a template shows is made printable first (``finalize``).
+    app.jinja_options = {**app.jinja_options, "autoescape": True, "finalize": shown}
     app.jinja_env.filters.update(filters)
 
     def data() -> dict[str, Any]:
@@ -125,6 +132,27 @@ def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
         return send_file(HTMX, mimetype="text/javascript")
 
     return app
+
+
+_MARKUP_TEXT: Final = re.compile(r"[^\t\n\r]+")
+"""Markup but the tabs and line breaks a template's own markup is laid out with."""
+
+
+def shown(value: Any) -> Any:
+    """What a template's ``{{ … }}`` puts on the page, before Jinja's autoescaping: the
+    value :func:`~localcloud.text.printable`, as ``status`` prints it (``\\x1b``,
+    ``\\u202e``), in text, hover text and attributes alike (Jinja's ``finalize``).
+
+    Markup (a macro's output, ``tojson``'s, a filter's that marks its result safe) keeps
+    its tags and the tabs and line breaks it is laid out with; every other character of
+    it is made printable by the same rule, so a value a filter marked safe (``|e``)
+    cannot bring a raw control or bidirectional character either. ``printable`` adds
+    only backslashes, letters and digits: what was escaped HTML stays escaped HTML.
+    """
+    if isinstance(value, Markup):
+        # Markup in, markup out: printable adds no character HTML gives a meaning to.
+        return Markup(_MARKUP_TEXT.sub(lambda text: printable(text[0]), value))  # noqa: S704
+    return printable(value)
 
 
 def short(value: Any, keep: int = 14) -> str:
