@@ -29,24 +29,40 @@ export SAM_CLI_TELEMETRY := 0
 
 .PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
 
+# The first-run set-ups (.venv, .venv-awscli, .venv-scan, node_modules) are safe to start
+# twice at once, as `make lab` in one terminal and `eval "$(make -s lab-env)"` in another
+# do: each recipe is one shell line beginning with $(call locked,DIR), which holds flock on
+# DIR.lock (beside DIR) until the recipe ends. A make that finds the lock held says so on
+# stderr and waits; once it holds the lock, it ends the recipe there, successfully, if the
+# other make has built the target meanwhile (the target exists and no prerequisite is
+# newer, as make itself judges), and otherwise builds it, stopping at the first failure.
+locked = command -v flock >/dev/null || { echo "flock not found: install util-linux (Debian: apt-get install util-linux)" >&2; exit 1; }; \
+	exec 9>$(1).lock; \
+	flock --nonblock 9 || { echo "$(1) is being set up by another make ($(1).lock is held): waiting for it" >&2; flock 9; }; \
+	if [ -e $@ ] && [ -z "$$(find $^ -newer $@)" ]; then exit 0; fi; \
+	set -e
+
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 setup: $(STAMP) $(RUNTIMES_STAMP) $(VIEW_STAMP) ## create .venv (pinned requirements), Lambda's other Python runtimes, node_modules (the live view's htmx)
 
 $(STAMP): requirements-dev.txt src/requirements.txt
-	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: install it (pyenv install 3.13) or put python3.13 on PATH" >&2; exit 1; }
-	@test -x $(BIN)/python3.13 || $(PYTHON313) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	$(BIN)/python -m pip check
-	@rm -f $(VENV)/.installed-* && touch $@
+	@$(call locked,$(VENV)); \
+	test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: install it (pyenv install 3.13) or put python3.13 on PATH" >&2; exit 1; }; \
+	test -x $(BIN)/python3.13 || $(PYTHON313) -m venv $(VENV); \
+	echo "$(VENV): pip install -r requirements-dev.txt"; \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt; \
+	$(BIN)/python -m pip check; \
+	rm -f $(VENV)/.installed-* && touch $@
 
 # Lambda's other Python runtimes: awslambdaric (requirements-runtime.txt) for each CPython
 # 3.10, 3.11, 3.12 and 3.14 the machine has (pyenv's, else on PATH), in
 # .venv/lambda-runtimes/python3.X, so that a python3.X function runs under its own version;
 # one the machine lacks runs under 3.13, with a warning from the local cloud.
 $(RUNTIMES_STAMP): requirements-runtime.txt $(STAMP)
-	@for v in 3.10 3.11 3.12 3.14; do \
+	@$(call locked,$(VENV)); \
+	for v in 3.10 3.11 3.12 3.14; do \
 	  py=$$(PYENV_VERSION=$$v pyenv which python 2>/dev/null \
 	    || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | tail -n 1 \
 	    || true); \
@@ -59,13 +75,15 @@ $(RUNTIMES_STAMP): requirements-runtime.txt $(STAMP)
 	  else \
 	    rm -rf $$dir; echo "python$$v ($$py) has no pip: python$$v functions run under 3.13" >&2; \
 	  fi; \
-	done
-	@rm -f $(VENV)/.runtimes-* && touch $@
+	done; \
+	rm -f $(VENV)/.runtimes-* && touch $@
 
 $(VIEW_STAMP): package.json package-lock.json
-	@command -v npm >/dev/null || { echo "npm not found: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }
-	npm ci --no-audit --no-fund --loglevel=error
-	@rm -f node_modules/.installed-* && touch $@
+	@$(call locked,node_modules); \
+	command -v npm >/dev/null || { echo "npm not found: install Node.js 20+ with npm (Debian: apt-get install nodejs npm)" >&2; exit 1; }; \
+	echo "node_modules: npm ci"; \
+	npm ci --no-audit --no-fund --loglevel=error; \
+	rm -f node_modules/.installed-* && touch $@
 
 # apt-get that waits (up to 10 minutes) for another apt or dpkg to let go of its locks
 # instead of failing at once: DPkg::Lock::Timeout covers dpkg's lock, but `apt-get update`
@@ -90,10 +108,12 @@ browser:
 # botocore), and Debian's jq and zip, installed when missing (as root), or the one line
 # that says what to install.
 $(AWSCLI_STAMP): requirements-awscli.txt
-	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
-	@test -x $(AWSCLI_VENV)/bin/python3.13 || $(PYTHON313) -m venv $(AWSCLI_VENV)
-	$(AWSCLI_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-awscli.txt
-	@rm -f $(AWSCLI_VENV)/.installed-* && touch $@
+	@$(call locked,$(AWSCLI_VENV)); \
+	test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }; \
+	test -x $(AWSCLI_VENV)/bin/python3.13 || $(PYTHON313) -m venv $(AWSCLI_VENV); \
+	echo "$(AWSCLI_VENV): pip install -r requirements-awscli.txt"; \
+	$(AWSCLI_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-awscli.txt; \
+	rm -f $(AWSCLI_VENV)/.installed-* && touch $@
 
 lab-tools: $(AWSCLI_STAMP)
 	@if ! command -v jq >/dev/null || ! command -v zip >/dev/null; then \
@@ -111,11 +131,13 @@ model: $(STAMP) ## SPIN model check: the queue and workflow protocols hold, each
 	python -m model.check
 
 $(SCAN_STAMP): requirements-scan.txt
-	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }
-	@test -x $(SCAN_BIN)/python3.13 || $(PYTHON313) -m venv $(SCAN_VENV)
-	$(SCAN_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
-	$(SCAN_BIN)/python -m pip check
-	@rm -f $(SCAN_VENV)/.installed-* && touch $@
+	@$(call locked,$(SCAN_VENV)); \
+	test -n "$(PYTHON313)" || { echo "CPython 3.13 not found" >&2; exit 1; }; \
+	test -x $(SCAN_BIN)/python3.13 || $(PYTHON313) -m venv $(SCAN_VENV); \
+	echo "$(SCAN_VENV): pip install -r requirements-scan.txt"; \
+	$(SCAN_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt; \
+	$(SCAN_BIN)/python -m pip check; \
+	rm -f $(SCAN_VENV)/.installed-* && touch $@
 
 scan: $(SCAN_STAMP) ## checkov on template.yaml (0 failed checks), bandit on src/
 	$(SCAN_BIN)/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download
@@ -184,7 +206,8 @@ lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05
 	@test -n "$(LAB)" || { echo "which lab? make lab LAB=q05 or make lab LAB=ev05" >&2; exit 2; }
 	python -m order_guard_tools lab $(LAB) --port $(or $(PORT),5000)
 
-# Everything it installs first reports on stderr: stdout is only the lines for eval.
+# It first builds .venv and the lab's tools (.venv-awscli, jq, zip), or waits for another
+# make building them; all that reports on stderr: stdout is only the lines for eval.
 lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000]
 	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
 	@python -m order_guard_tools lab-env --port $(or $(PORT),5000)
