@@ -168,7 +168,7 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         _table(
             console,
             f"Executions of {plain(machine['name'])}{' (gone)' if machine['gone'] else ''}",
-            ["execution", "status", "task events", "output"],
+            ["execution", "status", "task events", "output, or error and cause"],
             [
                 [
                     e["name"],
@@ -177,7 +177,7 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
                         f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
                         for t in e["tasks"]
                     ),
-                    e.get("output") or "",
+                    _outcome(e),
                 ]
                 for e in machine["executions"]
             ],
@@ -188,6 +188,15 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
         ["function", "given", "result", "ms"],
         [[i["function"], i["given"], i["result"], i["duration_ms"]] for i in state["invocations"]],
     )
+
+
+def _outcome(execution: Mapping[str, Any]) -> str:
+    """An execution's output, or, when it failed, its error, failing state and cause."""
+    if "error" not in execution:
+        return str(execution.get("output") or "")
+    where = f" in state {execution['failed_state']}" if execution.get("failed_state") else ""
+    cause = f": {execution['cause']}" if execution.get("cause") else ""
+    return f"{execution['error'] or 'no error'}{where}{cause}"
 
 
 def _shown(page: Mapping[str, Any] | None) -> str:

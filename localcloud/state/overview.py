@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
@@ -231,9 +231,34 @@ def executions(target: Target, arn: str, limit: int = 20) -> dict[str, Any]:
                 "input": _cut(described.get("input")),
                 "output": _cut(described.get("output")),
                 "tasks": task_events(history),
+                **failure(described, history),
             }
         )
     return {"name": arn.rsplit(":", 1)[-1], "gone": False, "executions": shown}
+
+
+ENDED_BADLY: Final = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+"""Execution statuses that end with an error and a cause (DescribeExecution)."""
+
+
+def failure(described: Mapping[str, Any], history: list[Mapping[str, Any]]) -> dict[str, str]:
+    """A failed, timed-out or aborted execution's ``error``, ``cause`` (cut) and the
+    ``state`` it failed in: the last state entered and never exited (empty when it failed
+    between states); ``{}`` for any other status."""
+    if described["status"] not in ENDED_BADLY:
+        return {}
+    open_states: list[str] = []
+    for event in history:
+        kind = event["type"]
+        if kind.endswith("StateEntered"):
+            open_states.append(event["stateEnteredEventDetails"]["name"])
+        elif kind.endswith("StateExited") and open_states:
+            open_states.pop()
+    return {
+        "error": str(described.get("error") or ""),
+        "cause": _cut(str(described.get("cause") or "")) or "",
+        "failed_state": open_states[-1] if open_states else "",
+    }
 
 
 def task_events(history: list[Mapping[str, Any]]) -> list[dict[str, str]]:

@@ -74,9 +74,11 @@ def test_every_transient_kind_in_either_task_state_is_retried_to_success(
         finished = {order_id: wait_for_execution(cloud, arn) for order_id, arn in arns.items()}
 
     outcomes: dict[str, Any] = {}
+    tried: dict[str, list[tuple[str, str | None]]] = {}  # shown when the outcomes differ
     for fault, state, error, _ in WORKFLOW_CASES:
         described, history = finished[fault.order_id]
         attempts = [(a.state, a.error) for a in task_attempts(history)]
+        tried[fault.order_id] = attempts
         store_payload = next(
             a.payload for a in task_attempts(history) if a.state == "StoreOrder" and not a.error
         )
@@ -100,7 +102,7 @@ def test_every_transient_kind_in_either_task_state_is_retried_to_success(
             fault.times,
         )
         for fault, _, _, stored_by_failed_attempt in WORKFLOW_CASES
-    }
+    }, tried
     assert scan_ids(cloud, arns) == {order_id: (QUANTITY, TOTAL) for order_id in arns}
 
 

@@ -203,6 +203,42 @@ def test_the_labs_choice_on_a_missing_quantity_fails_the_execution_with_states_r
     assert "TaskStateEntered" not in kinds  # nothing was stored
 
 
+def test_a_failed_execution_shows_error_cause_and_state_in_the_view_and_one_terminal_line(
+    cloud: LocalCloud, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    definition = lab_state_machine().replace("WORKER_NAME", queue_worker(cloud))
+    machine = a_state_machine(cloud, definition, "labex-ev05-viewed")
+    capfd.readouterr()
+    started_execution = ok(
+        cloud, "stepfunctions", "start-execution", "--state-machine-arn", machine,
+        "--name", "viewed-failure", "--input", '{"id":"viewed-order"}',
+    )  # fmt: skip
+    assert finished(cloud, started_execution["executionArn"])["status"] == "FAILED"
+
+    shown = next(
+        e
+        for m in cloud.view_data({})["state_machines"]
+        if m["name"] == "labex-ev05-viewed"
+        for e in m["executions"]
+    )
+    assert (shown["error"], shown["failed_state"]) == ("States.Runtime", "CheckQuantity")
+    assert "Invalid path '$.quantity'" in shown["cause"]
+    with urllib.request.urlopen(f"{cloud.view_url}sections", timeout=30) as page:  # noqa: S310
+        html = page.read().decode()
+    assert "States.Runtime</span> in state <b>CheckQuantity</b>" in html
+
+    printed = capfd.readouterr()
+    said = [line for line in printed.out.splitlines() if "viewed-failure" in line]
+    assert said == [
+        "[states] labex-ev05-viewed: execution viewed-failure FAILED: States.Runtime: An error "
+        "occurred while executing the state 'CheckQuantity' (entered at the event id #2). "
+        "Invalid path '$.quantity': The choice state's condition path references an invalid "
+        "value."
+    ]
+    assert "ComparisonVariable" not in printed.out + printed.err  # the parser's internals
+    assert not [r for r in caplog.records if r.levelno >= 30 and r.name.startswith("moto")]
+
+
 def test_order_guards_choice_guards_the_comparison_with_is_present_and_rejects(
     cloud: LocalCloud,
 ) -> None:

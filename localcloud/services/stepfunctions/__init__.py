@@ -2,7 +2,7 @@
 reach the account's functions through :mod:`localcloud.services.lambda_.patches`); the
 refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`),
 errors with their codes, a taken name, non-JSON input and a Choice on a missing path
-(:mod:`.refusals`);
+(:mod:`.refusals`); one terminal line per failed execution, not moto's logs (:mod:`.reports`);
 ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
 
 May import: the engine's provider contract, the patch registry.
@@ -11,12 +11,12 @@ May import: the engine's provider contract, the patch registry.
 from typing import Final
 
 from localcloud.services.service import Service
-from localcloud.services.stepfunctions import patches, providers, refusals
+from localcloud.services.stepfunctions import patches, providers, refusals, reports
 
 SERVICE: Final = Service(
     "states",
     providers=providers.PROVIDERS,
-    patches=(*patches.PATCHES, *refusals.PATCHES),
+    patches=(*patches.PATCHES, *refusals.PATCHES, *reports.PATCHES),
     checks=patches.CHECKS,
 )
 

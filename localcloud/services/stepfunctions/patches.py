@@ -48,6 +48,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 
 from localcloud.patches.registry import Method, Patch, PatchMismatch
 from localcloud.services.stepfunctions.refusals import check_execution_input
+from localcloud.services.stepfunctions.reports import report_end
 
 NAME_MAX_LENGTH = 80
 """StartExecution ``name``: shape ``Name``, length 1-80 (API reference, botocore model)."""
@@ -228,6 +229,7 @@ def _reflect_execution_status(original: Method) -> Method:
         state = env.program_state() if env is not None else None
         if isinstance(state, ProgramStopped):
             _record_stop(self.execution, state)
+        report_end(self.execution)
 
     return reflect
 
@@ -304,7 +306,7 @@ PATCHES: Final = (
         "_reflect_execution_status",
         ("self",),
         _reflect_execution_status,
-        "an aborted execution keeps the error and cause it was stopped with",
+        "an aborted execution keeps its stop's error and cause; a failed one is said once",
     ),
 )
 CHECKS: Final = (parser_backend_inherits_stop_execution,)
