@@ -43,7 +43,7 @@ from localcloud.account.view import Watcher, view_reader
 from localcloud.cloudformation import changesets
 from localcloud.cloudformation import stacks as stack
 from localcloud.cloudformation.deployer import deploy
-from localcloud.cloudformation.provider import Deployment
+from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment
 from localcloud.cloudformation.template import Template
 from localcloud.patches import activity
 from localcloud.server import view as view_module
@@ -239,7 +239,11 @@ class LocalCloud:
         """The live view's WSGI app (what server mode mounts at
         :data:`~localcloud.server.view.PATH`), with the extensions' sections."""
         parts = [extension.view for extension in self.extensions if extension.view is not None]
-        return view_module.create_app(self.view_data, parts)
+
+        def packages(name: str, wanted: str) -> bytes | None:
+            return lambda_runtime.code_links.package(ACCOUNT_ID, self.region, name, wanted)
+
+        return view_module.create_app(self.view_data, parts, packages=packages)
 
     def watch(self, interval_s: float = 1.0) -> None:
         """Server mode: read the account in the background (every ``interval_s`` seconds

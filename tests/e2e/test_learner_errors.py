@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 import urllib.error
 import urllib.request
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -292,26 +294,26 @@ def test_an_invalid_definition_is_answered_with_its_code(cloud: LocalCloud) -> N
 # --- IAM ----------------------------------------------------------------------------------
 
 
+def a_role(cloud: LocalCloud, name: str, folder: Path) -> str:
+    """A role Lambda may assume, made as the labs make theirs; its ARN."""
+    trust = folder / f"{name}-trust.json"
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"Service": "lambda.amazonaws.com"},
+        "Action": "sts:AssumeRole",
+    }
+    trust.write_text(json.dumps({"Version": "2012-10-17", "Statement": [statement]}))
+    created = ok(
+        cloud, "iam", "create-role", "--role-name", name,
+        "--assume-role-policy-document", f"file://{trust}",
+    )  # fmt: skip
+    return str(created["Role"]["Arn"])
+
+
 def test_deleting_a_role_twice_says_the_role_cannot_be_found(
     cloud: LocalCloud, tmp_path: Path
 ) -> None:
-    trust = tmp_path / "trust.json"
-    trust.write_text(
-        json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "lambda.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        )
-    )
-    ok(cloud, "iam", "create-role", "--role-name", "labex-twice", "--assume-role-policy-document",
-       f"file://{trust}")  # fmt: skip
+    a_role(cloud, "labex-twice", tmp_path)
     ok(cloud, "iam", "delete-role", "--role-name", "labex-twice")
 
     code, operation, message = refused(cloud, "iam", "delete-role", "--role-name", "labex-twice")
@@ -353,3 +355,44 @@ def test_a_malformed_authorization_header_gets_an_aws_error_not_a_server_error(
 
     assert answered.value.code == status
     assert json.loads(answered.value.read())["__type"] == code
+
+
+# --- Lambda: the package GetFunction links to ---------------------------------------------
+
+
+def test_get_functions_code_location_downloads_the_package_with_curl(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    package = tmp_path / "function.zip"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("app.py", "def handler(event, context):\n    return event\n")
+    ok(
+        cloud, "lambda", "create-function", "--function-name", "labex-download",
+        "--runtime", "python3.13", "--handler", "app.handler", "--zip-file", f"fileb://{package}",
+        "--role", a_role(cloud, "labex-download-worker", tmp_path),
+    )  # fmt: skip
+    location = ok(cloud, "lambda", "get-function", "--function-name", "labex-download")["Code"][
+        "Location"
+    ]
+    assert location.startswith(f"{cloud.endpoint_url}/")
+
+    downloaded = tmp_path / "downloaded.zip"
+    fetched = subprocess.run(  # noqa: S603 - curl, as the learner types it
+        [shutil.which("curl") or "curl", "-sSf", "-o", str(downloaded), location],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    assert downloaded.read_bytes() == package.read_bytes()
+
+    with zipfile.ZipFile(package, "w") as archive:  # a new package: the old link is stale
+        archive.writestr("app.py", "def handler(event, context):\n    return 2\n")
+    ok(
+        cloud, "lambda", "update-function-code", "--function-name", "labex-download",
+        "--zip-file", f"fileb://{package}",
+    )  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as stale:
+        urllib.request.urlopen(location, timeout=30)  # noqa: S310 - our loopback server
+    assert stale.value.code == 404

@@ -10,7 +10,8 @@ would be, needs no connection kept per browser tab, and recovers by itself when 
 server restarts.
 
 Routes: ``/`` the page, ``/sections`` the part that refreshes, ``/state.json`` the same
-data for a ``status`` command, ``/htmx.min.js`` the library. All are ``GET`` and
+data for a ``status`` command, ``/htmx.min.js`` the library, ``/code/<function>/<sha256>.zip``
+a function's package (``GetFunction``'s ``Code.Location``). All are ``GET`` and
 read-only; the server's guard (:mod:`localcloud.server.guard`) refuses every other method,
 foreign origins and framing.
 
@@ -53,6 +54,8 @@ HTMX: Final = ROOT / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
 
 
 Reader = Callable[[Mapping[str, str]], Mapping[str, Any]]
+Packages = Callable[[str, str], bytes | None]
+"""``(function name, SHA-256 hex) -> the function's package``, or ``None``."""
 """What the page shows, from the request's query arguments (the paging of the tables
 and lists): the account's state as :mod:`localcloud.state` reads it, given by whoever
 mounts the view (:mod:`localcloud.account`)."""
@@ -75,9 +78,13 @@ class ViewPart:
     filters: Mapping[str, Callable[..., str]] = field(default_factory=dict)
 
 
-def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
+def create_app(
+    read: Reader, parts: Sequence[ViewPart] = (), *, packages: Packages | None = None
+) -> Flask:
     """The view's WSGI app (mounted at :data:`PATH`), showing what ``read`` returns, with
-    the sections of ``parts``.
+    the sections of ``parts``; with ``packages``, ``/code/<function>/<sha256>.zip`` serves
+    the package ``packages(function, sha256)`` returns (404 for ``None``): the link
+    ``GetFunction`` answers as ``Code.Location``.
 
     Raises:
         ValueError: two parts give the same template or filter name, or a filter the view
@@ -124,6 +131,17 @@ def create_app(read: Reader, parts: Sequence[ViewPart] = ()) -> Flask:
     @app.get("/state.json")
     def state() -> Response:
         return jsonify(data())
+
+    @app.get("/code/<name>/<wanted>.zip")
+    def code(name: str, wanted: str) -> Response:
+        found = packages(name, wanted) if packages is not None else None
+        if found is None:
+            abort(404)
+        return Response(
+            found,
+            mimetype="application/zip",
+            headers={"Content-Disposition": f'attachment; filename="{wanted[:12]}.zip"'},
+        )
 
     @app.get("/htmx.min.js")
     def htmx() -> Response:

@@ -6,7 +6,7 @@ creates and invokes them, and the event source mappings that feed them.
   its output, the account's functions, and the listeners and hooks around every invocation;
 - the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
   runtime; the event source mapping API (:mod:`.mapping_patches`), moto's own SQS trigger
-  switched off;
+  switched off; ``Code.Location`` as a link that downloads the package (:mod:`.code_links`);
 - event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
 - whether a function's role lets Lambda create its log group (:mod:`.permissions`);
@@ -19,7 +19,13 @@ May import: the CloudFormation engine's provider contract, the patch registry an
 
 from typing import Final
 
-from localcloud.services.lambda_ import event_source_mappings, mapping_patches, patches, providers
+from localcloud.services.lambda_ import (
+    code_links,
+    event_source_mappings,
+    mapping_patches,
+    patches,
+    providers,
+)
 from localcloud.services.lambda_.runtime import (
     Function,
     InProcessFunction,
@@ -54,11 +60,14 @@ from localcloud.services.lambda_.runtime import (
 from localcloud.services.service import Service
 
 SERVICE: Final = Service(
-    "lambda", providers=providers.PROVIDERS, patches=(*patches.PATCHES, *mapping_patches.PATCHES)
+    "lambda",
+    providers=providers.PROVIDERS,
+    patches=(*patches.PATCHES, *mapping_patches.PATCHES, *code_links.PATCHES),
 )
 
 __all__ = [
     "SERVICE",
+    "code_links",
     "Function",
     "InProcessFunction",
     "Invocation",
