@@ -158,6 +158,16 @@ def render_status(console: Console, state: Mapping[str, Any]) -> None:
             for w in state.get("writes", [])
         ],
     )
+    if state.get("tagged_writes"):
+        _table(
+            console,
+            "Written by a setup (tagged: not the code under test)",
+            ["table", "key", "tag", "call", "outcome"],
+            [
+                [w["table"], w["key"], w["tag"], w["operation"], w["outcome"]]
+                for w in state["tagged_writes"]
+            ],
+        )
     for table in state["tables"]:
         columns = list(table.get("columns", []))
         rows = [[item.get(c) for c in columns] for item in table["items"]]

@@ -334,13 +334,17 @@ class LocalCloud:
     def outputs(self) -> dict[str, str]:
         return self.deployment.outputs
 
-    def client(self, service: str) -> Any:
-        """A boto3 client for this cloud (fake credentials; the endpoint in server mode)."""
+    def client(self, service: str, *, tag: str | None = None) -> Any:
+        """A boto3 client for this cloud (fake credentials; the endpoint in server mode).
+        With ``tag``, the writes it makes are recorded as ``tag`` and shown apart from
+        the decisions of the code under test (a lab's setup: ``tag="setup"``)."""
         return boto3.client(
             service,  # type: ignore[call-overload]
             region_name=self.region,
             endpoint_url=self.endpoint_url,
-            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_access_key_id=(
+                FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"] if tag is None else self.history.tag(tag)
+            ),
             aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
             aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
         )

@@ -13,6 +13,7 @@ rows with :func:`page`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -84,6 +85,9 @@ class WriteRecord:
     function: str | None
     request_id: str | None
     source: str | None
+    tag: str | None = None
+    """What the caller said the write is, when it signed with a tagged client
+    (:meth:`History.tag`): a lab's setup (``"setup"``), not the code under test."""
 
 
 PAGE_SIZE = 50
@@ -109,13 +113,38 @@ def page(
     }
 
 
+TAGGED_SHOWN = 50
+"""Tagged writes kept (and shown apart), at most: a setup writes a handful."""
+
+
+def tag_access_key(tag: str) -> str:
+    """The access key id a client tagged ``tag`` signs with (20 characters, ``AKIA…``, as
+    AWS's long-term keys; apart from the functions' ``ASIA…`` keys)."""
+    return "AKIA" + hashlib.sha256(f"tag:{tag}".encode()).hexdigest()[:16].upper()
+
+
 class History:
-    """The last ``limit`` invocations and writes, newest last (thread-safe)."""
+    """The last ``limit`` invocations and writes, newest last (thread-safe).
+
+    Writes a caller tagged (a lab's setup, a fixture's seed data: :meth:`tag`) are kept
+    apart, in :attr:`tagged`, so that :attr:`writes` holds the decisions of the code
+    under test only.
+    """
 
     def __init__(self, limit: int = 10_000) -> None:
         self._lock = threading.Lock()
         self.invocations: deque[InvocationRecord] = deque(maxlen=limit)
         self.writes: deque[WriteRecord] = deque(maxlen=limit)
+        self.tagged: deque[WriteRecord] = deque(maxlen=TAGGED_SHOWN)
+        self._tags: dict[str, str] = {}
+
+    def tag(self, tag: str) -> str:
+        """The access key id whose writes are recorded as ``tag`` (sign a client with it:
+        :meth:`localcloud.account.LocalCloud.client`'s ``tag``)."""
+        key = tag_access_key(tag)
+        with self._lock:
+            self._tags[key] = tag
+        return key
 
     def record(self, function: Function, event: Any, invocation: Invocation) -> None:
         """The runtime listener: keep the invocation."""
@@ -153,17 +182,20 @@ class History:
             function=function.name if function is not None else None,
             request_id=current[0] if current is not None else None,
             source=_message_of(current[1], call.key) if current is not None else None,
+            tag=self._tags.get(call.access_key or "") if function is None else None,
         )
         with self._lock:
-            self.writes.append(record)
+            (self.writes if record.tag is None else self.tagged).append(record)
 
     def pages(
         self, *, writes: int = 1, invocations: int = 1, size: int = PAGE_SIZE
     ) -> dict[str, Any]:
         """One page of each list (:func:`page`): ``{"writes": [...], "invocations":
-        [...], "pages": {"writes": {"page", "count", "total"}, "invocations": {...}}}``."""
+        [...], "pages": {"writes": {"page", "count", "total"}, "invocations": {...}},
+        "tagged_writes": [...]}`` (the tagged writes, newest first, all of them)."""
         shown: dict[str, Any] = {"pages": {}}
         with self._lock:
+            shown["tagged_writes"] = [asdict(row) for row in reversed(self.tagged)]
             for name, rows, number in (
                 ("writes", self.writes, writes),
                 ("invocations", self.invocations, invocations),

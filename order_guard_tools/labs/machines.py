@@ -183,9 +183,16 @@ def lab_named(name: str) -> Lab:
         raise KeyError(f"no lab {name!r}: choose one of {', '.join(sorted(LABS))}") from None
 
 
+SETUP_TAG: Final = "setup"
+"""The tag of the writes a lab's own setup makes (the live view shows them apart)."""
+
+
 def provision(lab: Lab, client: Any) -> None:
-    """Make what ``lab``'s machine provides, through the account's APIs (``client`` is a
-    boto3 client factory: service name → client)."""
+    """Make what ``lab``'s machine provides, through the account's APIs (``client`` is
+    the account's boto3 client factory, :meth:`~localcloud.account.LocalCloud.client`).
+    The items the lab's setup writes are written by a client tagged ``setup``, so the
+    view shows them apart from the learner's write decisions (the lab promises none
+    before the learner acts)."""
     iam = client("iam")
     role_arn = iam.create_role(
         RoleName=lab.role, AssumeRolePolicyDocument=json.dumps(_LAMBDA_TRUST)
@@ -201,8 +208,9 @@ def provision(lab: Lab, client: Any) -> None:
             KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
             BillingMode="PAY_PER_REQUEST",
         )
+    setup = client("dynamodb", tag=SETUP_TAG)
     for table, item in lab.reference.items():
-        dynamodb.put_item(TableName=table, Item=item)
+        setup.put_item(TableName=table, Item=item)
     client("lambda").create_function(
         FunctionName=lab.function,
         Runtime="python3.13",

@@ -266,3 +266,26 @@ def test_a_table_is_paged_by_its_own_key_and_a_hand_typed_key_starts_at_page_one
         "[]",
     ):
         assert page(edited)["items"] == first["items"], edited
+
+
+def test_writes_of_a_tagged_client_are_shown_apart_from_the_code_under_test(
+    cloud: LocalCloud,
+) -> None:
+    table = cloud.outputs["OrdersTableName"]
+    cloud.client("dynamodb", tag="setup").put_item(
+        TableName=table, Item={"id": {"S": "seeded"}, "quantity": {"N": "1"}}
+    )
+    cloud.client("dynamodb").put_item(
+        TableName=table, Item={"id": {"S": "by-hand"}, "quantity": {"N": "2"}}
+    )
+
+    state = cloud.view_data({})
+    html = get(cloud, "/sections")
+
+    assert [w["key"] for w in state["writes"]] == ["by-hand"]  # untagged: the CLI, a script
+    assert [(w["key"], w["tag"]) for w in state["tagged_writes"]] == [("seeded", "setup")]
+    (by_hand,) = rows(html, "writes")
+    assert "by-hand" in by_hand
+    (seeded,) = rows(html, "tagged-writes")
+    assert "seeded" in seeded
+    assert "setup" in seeded
