@@ -212,8 +212,8 @@ lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [
 	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
 	@python -m order_guard_tools lab-env --port $(or $(PORT),5000)
 
-lab-check: setup ## which of the running make lab's expectations hold now, step by step [PORT=5000]
-	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 while a step fails
+lab-check: setup ## the running make lab's named checks, each ✓, ✗ or not yet [PORT=5000]
+	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 until every check holds
 
 # The labs' own text is not in the repository: LAB_TEXTS names the folder that holds it
 # (q05.zh.txt, ev05.zh.txt), checked before anything is installed or started.

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=5000)
     p.set_defaults(run=lab_env)
 
-    p = commands.add_parser("lab-check", help="which of the running lab's expectations hold")
+    p = commands.add_parser("lab-check", help="the running lab's named checks: ✓, ✗ or not yet")
     p.add_argument("--port", type=int, default=5000)
     p.set_defaults(run=lab_check)
 

@@ -1,7 +1,8 @@
 """The seed labs on the local cloud: each lab's machine (:mod:`.machines`: what the lab
 says its machine provides, made through the account's own APIs), ``make lab`` and
-``lab-env`` (:mod:`.serve`), and ``make lab-check`` (:mod:`.check`). The labs' text is
-``../shared/labs/``; the README's "Do the labs locally" says how to run them.
+``lab-env`` (:mod:`.serve`), and ``make lab-check`` (:mod:`.check`: each lab's named
+checks, :mod:`.q05_checks` and :mod:`.ev05_checks`, judged by :mod:`.evidence`). The
+labs' text is ``../shared/labs/``; the README's "Do the labs locally" says how to run them.
 """
 
 from order_guard_tools.labs.machines import (

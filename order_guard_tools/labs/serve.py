@@ -67,8 +67,8 @@ def lab(args: argparse.Namespace) -> int:
         console.print(f"[bold]AWS View:[/] {cloud.view_url}", soft_wrap=True)
         console.print(
             f'[bold]in another terminal:[/] eval "$(make -s lab-env{port})"  '
-            f"then type the lab's commands; [bold]make lab-check{port}[/] tells which "
-            "steps hold; Ctrl-C here ends the lab",
+            f"then type the lab's commands; [bold]make lab-check{port}[/] runs the "
+            "checks the lab names; Ctrl-C here ends the lab",
             soft_wrap=True,
         )
 
