@@ -6,7 +6,8 @@ then tells, step by step, each expectation the lab's text sets after a command b
 DynamoDB, the invocations, the executions the view keeps) where the lab's cleanup removes
 the evidence later, and from the account as it is now for the cleanup itself. A guard is
 judged by its writes, not by reading its code: a repeat acknowledged without a second
-accepted ``PutItem`` of the same key.
+accepted ``PutItem`` of the same key. When the lab runs on a port other than the one its
+code calls (``make lab`` with ``--any-port``), a note says where that code writes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import argparse
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import requests
@@ -26,6 +29,7 @@ from localcloud.server.view import PATH
 from localcloud.text import plain
 from order_guard_tools.commands import CommandError, console
 from order_guard_tools.labs import EV05, Q05, REGION, Lab, lab_named
+from order_guard_tools.labs.ports import DEFAULT_PORT, lab_code
 
 State = Mapping[str, Any]
 Client = Callable[[str], Any]
@@ -274,9 +278,13 @@ def read_state(endpoint: str) -> dict[str, Any]:
             more = requests.get(f"{url}?writes={page}", timeout=30).json()
             state["writes"] += more["writes"]
     except (requests.RequestException, ValueError, KeyError) as exc:
-        raise CommandError(
-            f"no lab answers at {endpoint}: start one with make lab LAB=q05 (or ev05)"
-        ) from exc
+        port = urlsplit(endpoint).port
+        start = (
+            "start one with make lab LAB=q05 (or ev05)"
+            if port in (None, DEFAULT_PORT)
+            else f"start the lab there first (make lab LAB=… PORT={port})"
+        )
+        raise CommandError(f"no lab answers at {endpoint}: {start}") from exc
     if not state.get("lab"):
         raise CommandError(f"{endpoint} serves {state.get('title')}, not a lab: use make lab")
     return state
@@ -299,6 +307,14 @@ def lab_check(args: argparse.Namespace) -> int:
 
     checks = CHECKS[lab.name](state, client)
     console.print(f"[bold]Lab {lab.name.upper()}[/] on {endpoint}:")
+    code = lab_code(lab, Path(args.lab_texts))
+    elsewhere = code.conflict(args.port)
+    if elsewhere:  # make lab ran with --any-port
+        console.print(
+            f"  [yellow]note:[/] {code.says(elsewhere)}: deployed unedited, it writes to port "
+            f"{elsewhere.port}, not to this lab on {args.port}",
+            soft_wrap=True,
+        )
     for check in checks:
         mark = "[green]✓[/]" if check.holds else "[red]✗[/]"
         console.print(f"  {mark} {check.step}: {plain(check.detail)}", soft_wrap=True)
