@@ -202,23 +202,25 @@ bench: build ## Order Guard against the floor, Powertools and read-then-write, a
 	python -m order_guard_tools bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
 
 # The seed labs (../shared/labs/): LAB=q05 or LAB=ev05 on 127.0.0.1:5000 (PORT= to change).
-lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05|ev05 [PORT=5000] (Ctrl-C stops)
+# The labs' own text is not in the repository: LAB_TEXTS names the folder that holds it
+# (q05.zh.txt, ev05.zh.txt). make lab reads it for the port the lab's code calls (Q05's
+# worker calls 127.0.0.1:5000 itself) and refuses another PORT unless ANY_PORT=1 (you
+# edited that line); make lab-replay checks it is there before anything is installed.
+LAB_TEXTS ?= ../shared/labs
+LAB_TEXT_FILES := q05.zh.txt ev05.zh.txt
+lab: setup lab-tools ## a seed lab's machine with its AWS View: make lab LAB=q05|ev05 [PORT=5000] [ANY_PORT=1] (Ctrl-C stops)
 	@test -n "$(LAB)" || { echo "which lab? make lab LAB=q05 or make lab LAB=ev05" >&2; exit 2; }
-	python -m order_guard_tools lab $(LAB) --port $(or $(PORT),5000)
+	python -m order_guard_tools lab $(LAB) --port $(or $(PORT),5000) $(if $(ANY_PORT),--any-port) --lab-texts "$(abspath $(LAB_TEXTS))"
 
 # It first builds .venv and the lab's tools (.venv-awscli, jq, zip), or waits for another
 # make building them; all that reports on stderr: stdout is only the lines for eval.
-lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000]
+lab-env: ## for eval "$$(make -s lab-env)": the lab's aws, region, credentials [PORT=5000: another once its lab runs]
 	@$(MAKE) --no-print-directory -s $(STAMP) lab-tools >&2
 	@python -m order_guard_tools lab-env --port $(or $(PORT),5000)
 
 lab-check: setup ## the running make lab's named checks, each ✓, ✗ or not yet [PORT=5000]
-	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) || true  # the command itself exits 1 until every check holds
+	@python -m order_guard_tools lab-check --port $(or $(PORT),5000) --lab-texts "$(abspath $(LAB_TEXTS))" || true  # the command itself exits 1 until every check holds
 
-# The labs' own text is not in the repository: LAB_TEXTS names the folder that holds it
-# (q05.zh.txt, ev05.zh.txt), checked before anything is installed or started.
-LAB_TEXTS ?= ../shared/labs
-LAB_TEXT_FILES := q05.zh.txt ev05.zh.txt
 lab-texts:
 	@for f in $(LAB_TEXT_FILES); do test -f "$(LAB_TEXTS)/$$f" || { \
 	  echo "make lab-replay: no $$f in LAB_TEXTS=$(LAB_TEXTS) ($(abspath $(LAB_TEXTS))): the labs' text is kept outside the repository; point LAB_TEXTS at the folder holding $(LAB_TEXT_FILES), e.g. make lab-replay LAB_TEXTS=/path/to/labs" >&2; exit 2; }; done

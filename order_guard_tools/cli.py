@@ -30,6 +30,7 @@ from order_guard_tools.commands import (
     verify,
 )
 from order_guard_tools.labs.check import lab_check
+from order_guard_tools.labs.ports import DEFAULT_PORT, TEXTS
 from order_guard_tools.labs.serve import lab, lab_env
 from order_guard_tools.project import STACK_NAME
 
@@ -50,6 +51,18 @@ def _parameter_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _lab_texts_option(p: argparse.ArgumentParser) -> None:
+    """``--lab-texts``: the folder holding the labs' text, read for the port their code
+    calls."""
+    p.add_argument(
+        "--lab-texts",
+        default=str(TEXTS),
+        metavar="FOLDER",
+        help=f"the labs' text (q05.zh.txt, ev05.zh.txt …), read for the port their code calls "
+        f"(default: {TEXTS})",
+    )
+
+
 def _visibility_option(p: argparse.ArgumentParser, default: int | None, note: str) -> None:
     """``--visibility-timeout``: every local queue's, in seconds."""
     p.add_argument(
@@ -60,7 +73,8 @@ def _visibility_option(p: argparse.ArgumentParser, default: int | None, note: st
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and its options (each command's function is its ``run`` default)."""
     parser = argparse.ArgumentParser(prog="python -m order_guard_tools", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -149,18 +163,39 @@ def main(argv: list[str] | None = None) -> int:
 
     p = commands.add_parser("lab", help="a seed lab's machine on 127.0.0.1:PORT (q05 or ev05)")
     p.add_argument("lab", metavar="LAB", help="q05 or ev05")
-    p.add_argument("--port", type=int, default=5000)
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"default {DEFAULT_PORT}; refused if the lab's code calls another port",
+    )
+    p.add_argument(
+        "--any-port",
+        action="store_true",
+        help="serve on --port even where the lab's code calls another port (you edited that "
+        "line; the test suite's workers call none)",
+    )
+    _lab_texts_option(p)
     p.set_defaults(run=lab)
 
     p = commands.add_parser("lab-env", help='for eval "$(...)": the lab\'s AWS CLI shell')
-    p.add_argument("--port", type=int, default=5000)
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"default {DEFAULT_PORT}; another port once a lab runs there",
+    )
     p.set_defaults(run=lab_env)
 
     p = commands.add_parser("lab-check", help="the running lab's named checks: ✓, ✗ or not yet")
-    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    _lab_texts_option(p)
     p.set_defaults(run=lab_check)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
     except (UnsupportedTemplate, CommandError) as exc:

@@ -7,7 +7,9 @@ reads every page of the view's history, and judges each check the lab's text ask
 (:mod:`.q05_checks`, :mod:`.ev05_checks`) by what the account shows happened: the writes
 and their decisions, the invocations, the executions and their histories, the mappings,
 beside the account as it is now (:mod:`.evidence`). A resource that merely exists proves
-nothing; a fresh ``make lab`` says "not yet" for every check.
+nothing; a fresh ``make lab`` says "not yet" for every check. When the lab runs on a port
+other than the one its code calls (``make lab`` with ``--any-port``), a note says where
+that code writes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
 import requests
@@ -27,6 +31,7 @@ from order_guard_tools.commands import CommandError, console
 from order_guard_tools.labs import REGION, lab_named
 from order_guard_tools.labs.ev05_checks import ev05_checks
 from order_guard_tools.labs.evidence import Check, Client, State, Verdict
+from order_guard_tools.labs.ports import DEFAULT_PORT, lab_code
 from order_guard_tools.labs.q05_checks import q05_checks
 
 Reader = Callable[[Mapping[str, str]], Mapping[str, Any]]
@@ -70,9 +75,13 @@ def read_state(endpoint: str) -> dict[str, Any]:
     try:
         state = gather(read)
     except (requests.RequestException, ValueError, KeyError) as exc:
-        raise CommandError(
-            f"no lab answers at {endpoint}: start one with make lab LAB=q05 (or ev05)"
-        ) from exc
+        port = urlsplit(endpoint).port
+        start = (
+            "start one with make lab LAB=q05 (or ev05)"
+            if port in (None, DEFAULT_PORT)
+            else f"start the lab there first (make lab LAB=… PORT={port})"
+        )
+        raise CommandError(f"no lab answers at {endpoint}: {start}") from exc
     if not state.get("lab"):
         raise CommandError(f"{endpoint} serves {state.get('title')}, not a lab: use make lab")
     return state
@@ -100,6 +109,14 @@ def lab_check(args: argparse.Namespace) -> int:
 
     checks = judge(state, client)
     console.print(f"[bold]Lab {lab.name.upper()}[/] on {endpoint}:")
+    code = lab_code(lab, Path(args.lab_texts))
+    elsewhere = code.conflict(args.port)
+    if elsewhere:  # make lab ran with --any-port
+        console.print(
+            f"  [yellow]note:[/] {code.says(elsewhere)}: deployed unedited, it writes to port "
+            f"{elsewhere.port}, not to this lab on {args.port}",
+            soft_wrap=True,
+        )
     for check in checks:
         console.print(
             f"  {MARKS[check.verdict]} {check.name}: {plain(check.detail)}", soft_wrap=True

@@ -13,18 +13,16 @@ from contextlib import contextmanager
 from playwright.sync_api import Browser, Page, expect
 
 from localcloud.account import LocalCloud
-from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.labs import EV05, Q05, Lab, provision
 from order_guard_tools.project import ROOT
-from tests.e2e.test_labs import FIXTURES, replay
-from tests.support.aws import free_port
+from tests.e2e.test_labs import FIXTURES, lab_cloud_for_the_suite, replay
 
 ARTIFACTS = ROOT / "test-artifacts"
 
 
 @contextmanager
 def lab_page(browser: Browser, lab: Lab) -> Iterator[tuple[LocalCloud, Page]]:
-    cloud = OrderGuardCloud(template=None, server_port=free_port(), lab=lab.name)
+    cloud = lab_cloud_for_the_suite(lab)
     with cloud:
         provision(lab, cloud.client)
         cloud.remember_resources()
