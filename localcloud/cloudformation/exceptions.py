@@ -23,3 +23,16 @@ class NotCreated(KeyError):
             f"{logical_id} is not created (its Condition {condition} is false with these "
             f"parameters); reference it only inside Fn::If [{condition}, ...]"
         )
+
+
+class AlreadyExists(Exception):  # noqa: N818 - CloudFormation's handler error code
+    """A resource's explicit physical name (``TableName``, ``FunctionName`` …) is taken by
+    a resource outside the stack: CloudFormation's ``AlreadyExists`` handler error, which
+    fails the resource and rolls the stack back. ``where`` is ``<LogicalId>.<Property>``."""
+
+    def __init__(self, resource_type: str, name: str, where: str) -> None:
+        super().__init__(
+            f"Resource of type '{resource_type}' with identifier '{name}' already exists. "
+            "(HandlerErrorCode: AlreadyExists)"
+        )
+        self.where = where

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 
-from localcloud.cloudformation.exceptions import NotCreated, UnsupportedTemplate
+from localcloud.cloudformation.exceptions import AlreadyExists, NotCreated, UnsupportedTemplate
 from localcloud.cloudformation.intrinsics import resolve
 from localcloud.cloudformation.template import Template
 
@@ -41,6 +41,35 @@ class Provider:
     KEPT: ClassVar[bool] = False
     """Whether an update keeps the resource in place (it holds data, or a name others
     hold on to) and applies :meth:`update`; otherwise an update deletes and creates it."""
+    NAME_PROPERTY: ClassVar[str | None] = None
+    """The property that names the resource explicitly (``TableName``), if the type has
+    one: :meth:`name` uses a given name as written. An update that changes it replaces
+    the resource, as CloudFormation does."""
+    NAME_LIMIT: ClassVar[int] = 64
+    """The longest name the service takes (a derived name is cut to fit)."""
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        """Whether a resource of this type named ``name`` exists in the stack's account
+        and region (outside the stack: a stack asks before it creates)."""
+        return False
+
+    def name(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:
+        """The physical name of the resource about to be created: the explicit one
+        (:attr:`NAME_PROPERTY`) as written, or one derived by :func:`physical_name`.
+
+        Raises:
+            AlreadyExists: the explicit name is taken (:meth:`exists`), as CloudFormation
+                fails the resource (it never adopts a resource it did not create).
+        """
+        given = properties.get(self.NAME_PROPERTY) if self.NAME_PROPERTY else None
+        if given is None:
+            return physical_name(
+                stack, logical_id, self.NAME_LIMIT, lambda n: self.exists(stack, n)
+            )
+        name = str(given)
+        if name in stack.reserved_names or self.exists(stack, name):
+            raise AlreadyExists(self.TYPE, name, f"{logical_id}.{self.NAME_PROPERTY}")
+        return name
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         """Create the resource and record its ``Ref`` (``stack.refs``) and attributes

@@ -66,10 +66,20 @@ class Removed:
 
 
 def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
-    """The logical ids an update keeps: same id, same type, a type of :func:`kept_types`
-    (``template``: as deployed, after the transform)."""
+    """The logical ids an update keeps: same id, same type, a type of :func:`kept_types`,
+    and the same explicit name as written (a changed ``TableName`` replaces the table, as
+    CloudFormation does) (``template``: as deployed, after the transform)."""
     old = previous.template.resources
     kept = kept_types(previous.providers)
+
+    def same_name(logical_id: str, kind: str) -> bool:
+        key = previous.providers[kind].NAME_PROPERTY
+        if key is None:
+            return True
+        before = old[logical_id].get("Properties", {}).get(key)
+        after = template.resources[logical_id].get("Properties", {}).get(key)
+        return bool(before == after)
+
     return frozenset(
         logical_id
         for logical_id, resource in template.resources.items()
@@ -77,6 +87,7 @@ def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
         and logical_id in old
         and old[logical_id].get("Type") == resource.get("Type")
         and resource.get("Type") in kept
+        and same_name(logical_id, str(resource["Type"]))
     )
 
 
