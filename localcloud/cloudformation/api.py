@@ -1,9 +1,9 @@
 """moto's CloudFormation, deploying applications with the local deployer.
 
 moto's CloudFormation cannot run this kind of application (its resources would not run
-the handlers), so an *application* change set (one that declares the SAM transform and
-``AWS::Serverless::*`` resources) is planned and carried out by
-:mod:`localcloud.cloudformation.changesets`, with CloudFormation's statuses, events and rollbacks;
+the handlers), so an *application* change set (one that declares the SAM transform) is
+planned and carried out by :mod:`localcloud.cloudformation.changesets`, with
+CloudFormation's statuses, events and rollbacks;
 every other change set (SAM CLI's managed bucket stack) stays moto's, with its Outputs
 computed after execution (moto leaves a stack created by a change set without them):
 

@@ -159,17 +159,13 @@ class LocalChangeSet(ChangeSet):
 
 def is_application(template: str) -> bool:
     """Whether a template is an application the local deployer carries out: it declares
-    the SAM transform and at least one ``AWS::Serverless::*`` resource."""
+    the SAM transform (every SAM template does, whatever its resources are written as;
+    SAM CLI's managed bucket stack does not, and stays moto's)."""
     try:
         body = parse_body(template)
     except UnsupportedTemplate:
         return False
-    resources = body.get("Resources", {})
-    return declares_transform(body) and any(
-        str(r.get("Type", "")).startswith("AWS::Serverless::")
-        for r in resources.values()
-        if isinstance(r, Mapping)
-    )
+    return declares_transform(body)
 
 
 def plan(

@@ -33,6 +33,7 @@ from localcloud.cloudformation.deployer import (
     deploy,
     prepare,
 )
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.provider import ClientFactory, Deployment, Provider
 from localcloud.cloudformation.template import Template
 
@@ -72,13 +73,28 @@ def kept_resources(previous: Deployment, template: Template) -> frozenset[str]:
     old = previous.template.resources
     kept = kept_types(previous.providers)
 
+    # The names as resolved: a name is usually built from parameters (``!Sub``); what
+    # the new template's name refers to resolves as the previous deployment's would.
+    upcoming = Deployment(
+        template=template,
+        stack_name=previous.stack_name,
+        region=previous.region,
+        client=previous.client,
+        refs=dict(previous.refs),
+        attributes=dict(previous.attributes),
+    )
+
     def same_name(logical_id: str, kind: str) -> bool:
         key = previous.providers[kind].NAME_PROPERTY
         if key is None:
             return True
         before = old[logical_id].get("Properties", {}).get(key)
         after = template.resources[logical_id].get("Properties", {}).get(key)
-        return bool(before == after)
+        where = f"{logical_id}.{key}"
+        try:
+            return bool(previous.resolve(before, where) == upcoming.resolve(after, where))
+        except (UnsupportedTemplate, KeyError):
+            return bool(before == after)  # the deploy itself reports what cannot resolve
 
     return frozenset(
         logical_id

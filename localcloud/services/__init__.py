@@ -14,6 +14,7 @@ and its ``__init__`` says what the service brings in ``SERVICE``
 :mod:`.cloudwatch`        alarms and dashboards
 :mod:`.sns`, :mod:`.kms`  topics and subscriptions, keys
 :mod:`.events`            rules
+:mod:`.s3`                buckets
 ========================  ===============================================================
 
 This module is the registry: the built-in services, and any a project or a test adds
@@ -51,6 +52,7 @@ from localcloud.services import (
     kms,
     lambda_,
     logs,
+    s3,
     sns,
     sqs,
     stepfunctions,
@@ -68,6 +70,7 @@ BUILT_IN: Final = (
     sns.SERVICE,
     kms.SERVICE,
     events.SERVICE,
+    s3.SERVICE,
 )
 """The services every local account runs."""
 CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES, *activity.PATCHES)

@@ -16,16 +16,22 @@ from typing import Any, Final
 import moto
 from moto.logs.responses import LogsResponse
 
-from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment, Provider, physical_name
+from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment, Provider
 
 
 class LogGroupProvider(Provider):
     TYPE = "AWS::Logs::LogGroup"
-    PROPERTIES = frozenset({"RetentionInDays"})
+    PROPERTIES = frozenset({"RetentionInDays", "LogGroupName"})
     KEPT = True
+    NAME_PROPERTY = "LogGroupName"
+    NAME_LIMIT = 512
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        found = stack.client("logs").describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+        return any(group["logGroupName"] == name for group in found)
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        name = physical_name(stack, logical_id, 512)
+        name = self.name(stack, logical_id, properties)
         logs = stack.client("logs")
         logs.create_log_group(logGroupName=name)
         stack.refs[logical_id] = name

@@ -9,17 +9,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from localcloud.cloudformation.provider import Deployment, Provider, physical_name
+from botocore.exceptions import ClientError
+
+from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment, Provider
 
 
 class TopicProvider(Provider):
     TYPE = "AWS::SNS::Topic"
-    PROPERTIES = frozenset({"DisplayName", "KmsMasterKeyId"})
+    PROPERTIES = frozenset({"DisplayName", "KmsMasterKeyId", "TopicName"})
     KEPT = True
+    NAME_PROPERTY = "TopicName"
+    NAME_LIMIT = 256
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        # CreateTopic returns an existing topic of that name as if new.
+        arn = f"arn:aws:sns:{stack.region}:{ACCOUNT_ID}:{name}"
+        try:
+            stack.client("sns").get_topic_attributes(TopicArn=arn)
+        except ClientError:
+            return False
+        return True
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        name = physical_name(stack, logical_id, 256)
-        attributes = {key: str(value) for key, value in properties.items()}
+        name = self.name(stack, logical_id, properties)
+        attributes = {key: str(value) for key, value in properties.items() if key != "TopicName"}
         arn = stack.client("sns").create_topic(Name=name, Attributes=attributes)["TopicArn"]
         stack.refs[logical_id] = arn
         stack.attributes[(logical_id, "TopicArn")] = arn

@@ -41,25 +41,51 @@ class QueueProvider(Provider):
             "ReceiveMessageWaitTimeSeconds",
             "SqsManagedSseEnabled",
             "RedrivePolicy",
+            "QueueName",
+            "FifoQueue",
+            "ContentBasedDeduplication",
+            "Tags",
         }
     )
     KEPT = True
+    NAME_PROPERTY = "QueueName"
+    NAME_LIMIT = 80
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        # CreateQueue returns an existing queue of that name (same attributes) as if
+        # new: a stack must never adopt, and later delete, a queue it did not create.
+        try:
+            stack.client("sqs").get_queue_url(QueueName=name)
+        except ClientError:
+            return False
+        return True
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         sqs = stack.client("sqs")
-
-        def exists(name: str) -> bool:
-            # CreateQueue returns an existing queue of that name (same attributes) as if
-            # new: a stack must never adopt, and later delete, a queue it did not create.
-            try:
-                sqs.get_queue_url(QueueName=name)
-            except ClientError:
-                return False
-            return True
-
-        name = physical_name(stack, logical_id, 80, taken=exists)
+        fifo = str(properties.get("FifoQueue", "false")).lower() == "true"
+        if "QueueName" in properties:
+            name = self.name(stack, logical_id, properties)
+            if fifo != name.endswith(".fifo"):
+                raise UnsupportedTemplate(
+                    f"{logical_id}.QueueName",
+                    "a FIFO queue's name ends with .fifo, and only a FIFO queue's does",
+                )
+        else:
+            # CloudFormation's derived name of a FIFO queue ends with .fifo.
+            name = (
+                physical_name(
+                    stack,
+                    logical_id,
+                    80 - 5 * fifo,
+                    lambda n: self.exists(stack, n + ".fifo" * fifo),
+                )
+                + ".fifo" * fifo
+            )
+        tags = {str(t["Key"]): str(t["Value"]) for t in properties.get("Tags", [])}
         url = sqs.create_queue(
-            QueueName=name, Attributes=attributes(stack, logical_id, properties)
+            QueueName=name,
+            Attributes=attributes(stack, logical_id, properties),
+            **({"tags": tags} if tags else {}),
         )["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
@@ -70,9 +96,10 @@ class QueueProvider(Provider):
         stack.attributes[(logical_id, "QueueName")] = arn.rsplit(":", 1)[1]
 
     def update(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        changed = {**DEFAULTS, **attributes(stack, logical_id, properties)}
+        changed.pop("FifoQueue", None)  # set at creation only
         stack.client("sqs").set_queue_attributes(
-            QueueUrl=stack.refs[logical_id],
-            Attributes={**DEFAULTS, **attributes(stack, logical_id, properties)},
+            QueueUrl=stack.refs[logical_id], Attributes=changed
         )
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
@@ -84,6 +111,8 @@ def attributes(stack: Deployment, logical_id: str, properties: Mapping[str, Any]
     visibility timeout, if any, for a queue that declares one (recorded in the notes)."""
     made: dict[str, str] = {}
     for name, value in properties.items():
+        if name in ("QueueName", "Tags"):
+            continue
         if name == "RedrivePolicy":
             made[name] = json.dumps(
                 {

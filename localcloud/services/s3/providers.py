@@ -1,0 +1,133 @@
+"""``AWS::S3::Bucket``: a bucket, kept (with its objects) by an update.
+
+Its name is the explicit ``BucketName`` or CloudFormation's derived one in lower case
+(bucket names take no capitals). As on AWS, a bucket that still holds objects is not
+deleted with its stack: the delete fails (``DELETE_FAILED``, "The bucket you tried to
+delete is not empty") until it is emptied. Event notifications are not delivered locally,
+so ``NotificationConfiguration`` is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from botocore.exceptions import ClientError
+
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.provider import (
+    Deployment,
+    Provider,
+    physical_name,
+    refuse_unknown,
+)
+
+_VERSIONING: Final = ("Enabled", "Suspended")
+
+
+class BucketProvider(Provider):
+    TYPE = "AWS::S3::Bucket"
+    PROPERTIES = frozenset(
+        {
+            "BucketName",
+            "VersioningConfiguration",
+            "PublicAccessBlockConfiguration",
+            "BucketEncryption",
+            "Tags",
+        }
+    )
+    KEPT = True
+    NAME_PROPERTY = "BucketName"
+    NAME_LIMIT = 63
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        # Bucket names are global: CreateBucket of one the account owns answers
+        # BucketAlreadyOwnedByYou, or 200 in us-east-1, as if new.
+        try:
+            stack.client("s3").head_bucket(Bucket=name)
+        except ClientError:
+            return False
+        return True
+
+    def name(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:
+        if "BucketName" in properties:
+            return super().name(stack, logical_id, properties)
+        return physical_name(
+            stack, logical_id, self.NAME_LIMIT, lambda n: self.exists(stack, n.lower())
+        ).lower()
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        s3 = stack.client("s3")
+        name = self.name(stack, logical_id, properties)
+        kwargs: dict[str, Any] = {"Bucket": name}
+        if stack.region != "us-east-1":
+            kwargs["CreateBucketConfiguration"] = {"LocationConstraint": stack.region}
+        s3.create_bucket(**kwargs)
+        stack.refs[logical_id] = name
+        host = f"{name}.s3.amazonaws.com"
+        regional = f"{name}.s3.{stack.region}.amazonaws.com"
+        stack.attributes.update(
+            {
+                (logical_id, "Arn"): f"arn:aws:s3:::{name}",
+                (logical_id, "DomainName"): host,
+                (logical_id, "RegionalDomainName"): regional,
+                (
+                    logical_id,
+                    "DualStackDomainName",
+                ): f"{name}.s3.dualstack.{stack.region}.amazonaws.com",
+                (
+                    logical_id,
+                    "WebsiteURL",
+                ): f"http://{name}.s3-website-{stack.region}.amazonaws.com",
+            }
+        )
+        self.update(stack, logical_id, properties)
+
+    def update(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        s3 = stack.client("s3")
+        name = stack.refs[logical_id]
+        versioning = properties.get("VersioningConfiguration")
+        if versioning is not None:
+            where = f"{logical_id}.VersioningConfiguration"
+            refuse_unknown(versioning, {"Status"}, where, self.TYPE)
+            if versioning.get("Status") not in _VERSIONING:
+                raise UnsupportedTemplate(f"{where}.Status", f"one of {', '.join(_VERSIONING)}")
+            s3.put_bucket_versioning(
+                Bucket=name, VersioningConfiguration={"Status": str(versioning["Status"])}
+            )
+        block = properties.get("PublicAccessBlockConfiguration")
+        if block is not None:
+            keys = {
+                "BlockPublicAcls",
+                "BlockPublicPolicy",
+                "IgnorePublicAcls",
+                "RestrictPublicBuckets",
+            }
+            refuse_unknown(block, keys, f"{logical_id}.PublicAccessBlockConfiguration", self.TYPE)
+            s3.put_public_access_block(
+                Bucket=name,
+                PublicAccessBlockConfiguration={
+                    key: str(value).lower() == "true" for key, value in block.items()
+                },
+            )
+        encryption = properties.get("BucketEncryption")
+        if encryption is not None:
+            where = f"{logical_id}.BucketEncryption"
+            refuse_unknown(encryption, {"ServerSideEncryptionConfiguration"}, where, self.TYPE)
+            s3.put_bucket_encryption(
+                Bucket=name,
+                ServerSideEncryptionConfiguration={
+                    "Rules": list(encryption["ServerSideEncryptionConfiguration"])
+                },
+            )
+        tags = [
+            {"Key": str(t["Key"]), "Value": str(t["Value"])} for t in properties.get("Tags", [])
+        ]
+        if tags:
+            s3.put_bucket_tagging(Bucket=name, Tagging={"TagSet": tags})
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("s3").delete_bucket(Bucket=stack.refs[logical_id])
+
+
+PROVIDERS: Final = (BucketProvider(),)

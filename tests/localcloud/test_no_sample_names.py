@@ -1,0 +1,84 @@
+"""The local cloud holds no special case for the SAM CLI's sample applications (issue 29):
+none of their identifiers (logical ids, event names, output keys, state names) appears
+in its source. They are the inputs it is judged by (``make samples``), read from
+``../shared/sam-samples`` (or ``SAMPLES``), never a list to satisfy."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from localcloud.cloudformation.template import parse_body
+from tests.support.paths import ROOT
+
+SAMPLES = Path(os.environ.get("SAMPLES", ROOT.parent / "shared" / "sam-samples"))
+SOURCE = ROOT / "localcloud"
+
+
+def state_names(definition: Any) -> set[str]:
+    """Every state name of an ASL definition, nested ones included."""
+    found: set[str] = set()
+    if isinstance(definition, dict):
+        states = definition.get("States")
+        if isinstance(states, dict):
+            found |= set(states)
+        for value in definition.values():
+            found |= state_names(value)
+    elif isinstance(definition, list):
+        for value in definition:
+            found |= state_names(value)
+    return found
+
+
+def sample_identifiers() -> dict[str, set[str]]:
+    """Each sample's identifiers, by sample folder."""
+    assert SAMPLES.is_dir(), (
+        f"{SAMPLES} is missing: the SAM CLI sample apps sit in ../shared/sam-samples "
+        "beside the clone (or set SAMPLES=<folder>)"
+    )
+    found: dict[str, set[str]] = {}
+    for template in sorted(SAMPLES.glob("*/template.y*ml")):
+        body = parse_body(template.read_text())
+        names = set(body.get("Resources", {})) | set(body.get("Outputs", {}))
+        for resource in body.get("Resources", {}).values():
+            names |= set(resource.get("Properties", {}).get("Events", {}) or {})
+        for definition in template.parent.glob("**/*.asl.json"):
+            names |= state_names(json.loads(definition.read_text()))
+        found[template.parent.name] = names
+    assert found, f"no sample app (a folder with template.yaml) in {SAMPLES}"
+    return found
+
+
+def hits(source: Path, identifiers: set[str]) -> list[str]:
+    """``path:line: identifier`` for every line of ``source``'s text files naming one of
+    ``identifiers`` as a whole word."""
+    pattern = re.compile(
+        "|".join(rf"(?<![\w]){re.escape(name)}(?![\w])" for name in sorted(identifiers))
+    )
+    suffixes = {".py", ".html", ".js", ".css", ".md", ".toml", ".json", ".yaml", ".txt"}
+    return [
+        f"{path.relative_to(source)}:{number}: {match.group(0)}"
+        for path in sorted(source.rglob("*"))
+        if path.is_file() and path.suffix in suffixes
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        for match in [pattern.search(line)]
+        if match
+    ]
+
+
+def test_no_sample_identifier_appears_in_the_local_cloud() -> None:
+    identifiers = {name for names in sample_identifiers().values() for name in names}
+    assert len(identifiers) > 10  # the samples were read
+    assert hits(SOURCE, identifiers) == []
+
+
+def test_the_check_finds_a_sample_identifier_where_one_is_written(tmp_path: Path) -> None:
+    """The check can fail: a planted special case is found, a longer name is not."""
+    some = sorted(next(iter(sample_identifiers().values())))[0]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "special.py").write_text(f'ok = 1\nif logical_id == "{some}":\n')
+    (tmp_path / "pkg" / "other.py").write_text(f"{some}Extra = 1\n")
+    assert hits(tmp_path, {some}) == [f"pkg/special.py:2: {some}"]
