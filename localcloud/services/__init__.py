@@ -15,6 +15,7 @@ and its ``__init__`` says what the service brings in ``SERVICE``
 :mod:`.sns`, :mod:`.kms`  topics and subscriptions, keys
 :mod:`.events`            rules
 :mod:`.s3`                buckets
+:mod:`.kinesis`           data streams
 ========================  ===============================================================
 
 This module is the registry: the built-in services, and any a project or a test adds
@@ -49,6 +50,7 @@ from localcloud.services import (
     dynamodb,
     events,
     iam,
+    kinesis,
     kms,
     lambda_,
     logs,
@@ -71,6 +73,7 @@ BUILT_IN: Final = (
     kms.SERVICE,
     events.SERVICE,
     s3.SERVICE,
+    kinesis.SERVICE,
 )
 """The services every local account runs."""
 CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES, *activity.PATCHES)

@@ -90,6 +90,10 @@ def test_explicit_names_are_used_as_written(cloud: LocalCloud) -> None:
         AttributeNames=["FifoQueue", "ContentBasedDeduplication"],
     )["Attributes"]
     assert fifo == {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+    assert found["StreamArn"] == "arn:aws:kinesis:us-east-1:123456789012:stream/acme-clicks"
+    summary = cloud.client("kinesis").describe_stream_summary(StreamName="acme-clicks")
+    assert summary["StreamDescriptionSummary"]["OpenShardCount"] == 2
+    assert summary["StreamDescriptionSummary"]["RetentionPeriodHours"] == 48
     versioning = cloud.client("s3").get_bucket_versioning(Bucket="acme-exports")
     assert versioning["Status"] == "Enabled"
 
