@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from samcli.lib.bootstrap.bootstrap import _get_stack_template
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import parse_body
@@ -337,3 +338,23 @@ def test_a_bucket_gets_a_lower_case_derived_name_and_keeps_objects_on_update(
     assert s3.get_bucket_tagging(Bucket=found["Name"])["TagSet"] == [
         {"Key": "team", "Value": "ops"}
     ]
+
+
+def test_sam_clis_managed_bucket_stack_deploys_and_takes_uploads_over_the_local_endpoint(
+    cloud: LocalCloud,
+) -> None:
+    """SAM CLI's own managed stack (``--resolve-s3``) declares the SAM transform, a bucket
+    with KMS encryption and a policy denying plain HTTP: it deploys, its policy is
+    readable, and uploads to the local (HTTP) endpoint still work, as IAM is not
+    enforced locally."""
+    change_set(cloud, "aws-sam-cli-managed-test", _get_stack_template())
+
+    assert stack(cloud, "aws-sam-cli-managed-test")["StackStatus"] == "CREATE_COMPLETE"
+    bucket = outputs(cloud, "aws-sam-cli-managed-test")["SourceBucket"]
+    s3 = cloud.client("s3")
+    policy = json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])
+    assert {s["Effect"] for s in policy["Statement"]} == {"Allow", "Deny"}
+    rules = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"]
+    assert rules[0]["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    s3.put_object(Bucket=bucket, Key="package.zip", Body=b"zip")
+    assert s3.get_object(Bucket=bucket, Key="package.zip")["Body"].read() == b"zip"

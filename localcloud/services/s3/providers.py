@@ -1,4 +1,5 @@
-"""``AWS::S3::Bucket``: a bucket, kept (with its objects) by an update.
+"""``AWS::S3::Bucket``: a bucket, kept (with its objects) by an update; and
+``AWS::S3::BucketPolicy``, its policy (stored, not evaluated: IAM is not enforced locally).
 
 Its name is the explicit ``BucketName`` or CloudFormation's derived one in lower case
 (bucket names take no capitals). As on AWS, a bucket that still holds objects is not
@@ -9,6 +10,7 @@ so ``NotificationConfiguration`` is refused by name.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -114,11 +116,23 @@ class BucketProvider(Provider):
         if encryption is not None:
             where = f"{logical_id}.BucketEncryption"
             refuse_unknown(encryption, {"ServerSideEncryptionConfiguration"}, where, self.TYPE)
+            rules = []
+            for position, rule in enumerate(encryption["ServerSideEncryptionConfiguration"]):
+                at = f"{where}.ServerSideEncryptionConfiguration[{position}]"
+                refuse_unknown(
+                    rule, {"ServerSideEncryptionByDefault", "BucketKeyEnabled"}, at, self.TYPE
+                )
+                made: dict[str, Any] = {}
+                if "ServerSideEncryptionByDefault" in rule:  # the API's ApplyServerSide…
+                    made["ApplyServerSideEncryptionByDefault"] = {
+                        key: str(value)
+                        for key, value in rule["ServerSideEncryptionByDefault"].items()
+                    }
+                if "BucketKeyEnabled" in rule:
+                    made["BucketKeyEnabled"] = str(rule["BucketKeyEnabled"]).lower() == "true"
+                rules.append(made)
             s3.put_bucket_encryption(
-                Bucket=name,
-                ServerSideEncryptionConfiguration={
-                    "Rules": list(encryption["ServerSideEncryptionConfiguration"])
-                },
+                Bucket=name, ServerSideEncryptionConfiguration={"Rules": rules}
             )
         tags = [
             {"Key": str(t["Key"]), "Value": str(t["Value"])} for t in properties.get("Tags", [])
@@ -130,4 +144,26 @@ class BucketProvider(Provider):
         stack.client("s3").delete_bucket(Bucket=stack.refs[logical_id])
 
 
-PROVIDERS: Final = (BucketProvider(),)
+class BucketPolicyProvider(Provider):
+    """A bucket's policy (``PutBucketPolicy``); as IAM, it is stored and readable, and
+    the local S3 does not evaluate it."""
+
+    TYPE = "AWS::S3::BucketPolicy"
+    PROPERTIES = frozenset({"Bucket", "PolicyDocument"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        bucket = str(properties["Bucket"])
+        stack.client("s3").put_bucket_policy(
+            Bucket=bucket, Policy=json.dumps(properties["PolicyDocument"])
+        )
+        stack.refs[logical_id] = bucket
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        try:
+            stack.client("s3").delete_bucket_policy(Bucket=stack.refs[logical_id])
+        except ClientError as exc:  # the bucket went first: its policy with it
+            if exc.response["Error"]["Code"] != "NoSuchBucket":
+                raise
+
+
+PROVIDERS: Final = (BucketProvider(), BucketPolicyProvider())
