@@ -147,7 +147,7 @@ def test_a_resource_the_local_cloud_cannot_create_rolls_the_stack_back_with_its_
     template = project / "template.yaml"
     template.write_text(
         template.read_text().replace(
-            "\nResources:\n", "\nResources:\n  ExtraBucket:\n    Type: AWS::S3::Bucket\n\n", 1
+            "\nResources:\n", "\nResources:\n  ExtraCluster:\n    Type: AWS::ECS::Cluster\n\n", 1
         )
     )
 
@@ -165,11 +165,11 @@ def test_a_resource_the_local_cloud_cannot_create_rolls_the_stack_back_with_its_
     ]
     failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
     assert [(e["LogicalResourceId"], e["ResourceStatusReason"]) for e in failed] == [
-        ("ExtraBucket", "ExtraBucket.Type: AWS::S3::Bucket is not supported locally")
+        ("ExtraCluster", "ExtraCluster.Type: AWS::ECS::Cluster is not supported locally")
     ]
     # and sam deploy shows them (its table wraps the reason across lines)
     shown = " ".join(deployed.stdout.split())
-    assert "CREATE_FAILED AWS::S3::Bucket ExtraBucket ExtraBucket.Type:" in shown
+    assert "CREATE_FAILED AWS::ECS::Cluster ExtraCluster ExtraCluster.Type:" in shown
     assert "ROLLBACK_COMPLETE" in shown
     assert "Waiter StackCreateComplete failed" in deployed.stderr
 

@@ -134,10 +134,10 @@ def test_an_unsupported_property_fails_naming_resource_and_property(tmp_path: Pa
     template = _template_with(
         tmp_path,
         "      SqsManagedSseEnabled: true\n",
-        "      SqsManagedSseEnabled: true\n      FifoQueue: false\n",
+        "      SqsManagedSseEnabled: true\n      KmsDataKeyReusePeriodSeconds: 300\n",
     )
     with (
-        pytest.raises(UnsupportedTemplate, match=r"JobsQueue\.FifoQueue"),
+        pytest.raises(UnsupportedTemplate, match=r"JobsQueue\.KmsDataKeyReusePeriodSeconds"),
         OrderGuardCloud(template=template),
     ):
         pass
@@ -147,10 +147,10 @@ def test_an_unsupported_resource_type_fails_naming_the_resource(tmp_path: Path) 
     template = _template_with(
         tmp_path,
         "Resources:\n",
-        "Resources:\n  AssetsBucket:\n    Type: AWS::S3::Bucket\n",
+        "Resources:\n  Cluster:\n    Type: AWS::ECS::Cluster\n",
     )
     with (
-        pytest.raises(UnsupportedTemplate, match=r"AssetsBucket\.Type: AWS::S3::Bucket"),
+        pytest.raises(UnsupportedTemplate, match=r"Cluster\.Type: AWS::ECS::Cluster"),
         OrderGuardCloud(template=template),
     ):
         pass
