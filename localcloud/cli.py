@@ -169,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stack-name", help="the stack the template is deployed as")
     parameter_options(p)
     p.set_defaults(run=serve)
+    from localcloud import testapp  # imports this module's ServeError and check_port
+
+    testapp.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
