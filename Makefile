@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod clean lock
+.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
 
 # The first-run set-ups (.venv, .venv-awscli, .venv-scan, node_modules) are safe to start
 # twice at once, as `make lab` in one terminal and `eval "$(make -s lab-env)"` in another
@@ -233,6 +233,18 @@ bench-env: $(STAMP) ## the local cloud's cold start of an execution environment 
 
 bench-cold: build ## only the cold-start table: each function's INIT against a bare boto3 handler (BENCH_REPEATS=15)
 	python -m order_guard_tools bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
+
+# Other people's SAM applications on the local cloud: every folder of SAMPLES holding a
+# template.yaml, each built, deployed with the stock SAM CLI to a fresh local account, and
+# judged by its own tests/integration (python -m localcloud test-app; docs/local-cloud.md).
+# SAMPLE_ARGS passes options on: SAMPLE_ARGS="--stack-name trader-b --region eu-west-1".
+samples-folder:
+	@test -n "$(SAMPLES)" || { echo "which folder? make samples SAMPLES=../shared/sam-samples (a folder of SAM applications)" >&2; exit 2; }
+	@test -d "$(SAMPLES)" || { echo "make samples: SAMPLES=$(SAMPLES) is not a folder ($(abspath $(SAMPLES)) does not exist)" >&2; exit 2; }
+	@test -n "$(wildcard $(SAMPLES)/*/template.yaml $(SAMPLES)/*/template.yml)" || { echo "make samples: no SAM application in SAMPLES=$(SAMPLES) (no */template.yaml)" >&2; exit 2; }
+
+samples: samples-folder setup ## make samples SAMPLES=../shared/sam-samples [SAMPLE_ARGS="--region eu-west-1"]: each SAM app there deployed locally and run against its own integration tests
+	python -m localcloud test-app $(SAMPLE_ARGS) $(sort $(dir $(wildcard $(SAMPLES)/*/template.yaml $(SAMPLES)/*/template.yml)))
 
 deploy: build ## sam deploy to the default environment (fault modes on)
 	sam deploy

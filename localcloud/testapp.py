@@ -31,8 +31,10 @@ import argparse
 import contextlib
 import fcntl
 import hashlib
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -210,12 +212,58 @@ def integration_environment(run: Run, requirements: Path | None) -> Path:
         try:
             run.step("venv", [sys.executable, "-m", "venv", str(home)])
             pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-            run.step("pip", [*pip, "pytest", *(["-r", str(requirements)] if requirements else [])])
+            wanted = [
+                *pytest_requirement(text),
+                *(["-r", str(requirements)] if requirements else []),
+            ]
+            run.step("pip", [*pip, *wanted])
         except BaseException:
             shutil.rmtree(home, ignore_errors=True)
             raise
         (home / ".complete").touch()
     return python
+
+
+PYTEST_CONFIGS: Final = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+"""The files pytest reads its configuration from, in its order."""
+
+
+def pytest_arguments(app: Path, work: Path) -> list[str]:
+    """What keeps pytest inside the application: its folder as the root and the last
+    folder searched for ``conftest.py``, and its own configuration file or, without one,
+    an empty one (never the configuration or ``conftest.py`` of a project the folder
+    happens to sit in)."""
+    arguments = ["--rootdir", str(app), "--confcutdir", str(app)]
+    if not any((app / name).is_file() for name in PYTEST_CONFIGS):
+        empty = work / "pytest.ini"
+        empty.write_text("[pytest]\n")
+        arguments += ["-c", str(empty)]
+    return arguments
+
+
+def pytest_requirement(requirements: str) -> list[str]:
+    """``pytest`` pinned to the version beside this interpreter (or unpinned without one),
+    unless the application's requirements name it."""
+    if re.search(r"^\s*pytest\b(?![-_.\w])", requirements, re.MULTILINE | re.IGNORECASE):
+        return []
+    try:
+        return [f"pytest=={importlib.metadata.version('pytest')}"]
+    except importlib.metadata.PackageNotFoundError:
+        return ["pytest"]
+
+
+STACK_NAME_LIMIT: Final = 128
+"""CloudFormation's longest stack name."""
+
+
+def stack_name_for(app: Path) -> str:
+    """``<folder>-local`` in the characters a stack name may hold (``[a-zA-Z][-a-zA-Z0-9]*``,
+    at most 128: CloudFormation's CreateStack): others become ``-``, a name not starting
+    with a letter is prefixed ``app-``."""
+    name = re.sub(r"[^-a-zA-Z0-9]", "-", app.name) + "-local"
+    if not name[0].isalpha():
+        name = f"app-{name}"
+    return name[:STACK_NAME_LIMIT]
 
 
 def integration_tests(app: Path) -> Path | None:
@@ -328,7 +376,7 @@ def judge(app: Path, *, stack_name: str, region: str, port: int, timeout_s: floa
                         "tests",
                         [
                             str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            str(tests.relative_to(app)),
+                            *pytest_arguments(app, run.work), str(tests.relative_to(app)),
                         ],
                         extra_env={"AWS_SAM_STACK_NAME": stack_name},
                     )  # fmt: skip
@@ -374,7 +422,7 @@ def run_apps(args: argparse.Namespace) -> int:
         check_port("127.0.0.1", args.port, f"pick another port (--port {args.port + 1})")
     passed = 0
     for app in apps:
-        stack_name = args.stack_name or f"{app.name}-local"
+        stack_name = args.stack_name or stack_name_for(app)
         port = args.port or free_port()
         passed += judge(
             app, stack_name=stack_name, region=args.region, port=port, timeout_s=args.timeout

@@ -27,6 +27,10 @@ from tests.support.logs import LogCapture, capture
 from tests.support.paths import EVENTS, TESTS
 from tests.support.template import Template
 
+collect_ignore_glob = ["fixtures/*"]
+"""The fixture apps' own tests (``fixtures/apps/*/tests``) are inputs, run by ``python -m
+localcloud test-app`` against a deployed stack, never collected by this suite."""
+
 SUBJECTS = ("e2e", "localcloud", "proofs", "tools", "template", "unit")
 """The test folders, slowest first: ``make test`` runs files on two workers
 (pytest-xdist, ``--dist loadfile``), and starting the long end-to-end files first keeps

@@ -105,6 +105,10 @@ def transform(
         raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", causes or str(exc)) from exc
     except Exception as exc:  # noqa: BLE001 - samtranslator raises many classes
         raise UnsupportedTemplate(f"Transform {SAM_TRANSFORM}", f"failed with: {exc}") from exc
+    finally:
+        # The transform times itself into metrics with a publisher that drops them; left
+        # unpublished, each warns "There are unpublished metrics" on stderr at exit.
+        translator.metrics.publish()
     return translated
 
 
