@@ -83,6 +83,10 @@ def test_explicit_names_are_used_as_written(cloud: LocalCloud) -> None:
     assert found["LogGroup"] == "/acme/worker"
     assert found["TopicName"] == "acme-alerts"
     assert found["Bucket"] == "acme-exports"
+    assert found["FunctionName"] == "acme-greeter"
+    answer = cloud.client("lambda").invoke(FunctionName="acme-greeter", Payload=b'{"name": "x"}')
+    assert json.load(answer["Payload"]) == {"greeting": "hello, x"}
+    assert found["StateMachineName"] == "acme-greeting"
     iam = cloud.client("iam")
     attached = iam.list_attached_role_policies(RoleName="acme-worker")["AttachedPolicies"]
     assert [p["PolicyArn"] for p in attached] == [found["PolicyArn"]]

@@ -27,7 +27,6 @@ from localcloud.cloudformation.provider import (
     Deployment,
     Provider,
     flag,
-    physical_name,
     read_s3_object,
     refuse_unknown,
 )
@@ -55,11 +54,23 @@ class FunctionProvider(Provider):
             "Description",
             "Tags",
             "ReservedConcurrentExecutions",
+            "FunctionName",
         }
     )
+    NAME_PROPERTY = "FunctionName"
+    NAME_LIMIT = 64
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        try:
+            stack.client("lambda").get_function(FunctionName=name)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+                return False
+            raise
+        return True
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        name = physical_name(stack, logical_id, 64)
+        name = self.name(stack, logical_id, properties)
         refused = check_runtime(properties.get("Runtime"), properties.get("PackageType"))
         if refused is not None:
             raise UnsupportedTemplate(f"{logical_id}.Runtime", refused)
@@ -114,15 +125,33 @@ class FunctionProvider(Provider):
         stack.client("lambda").delete_function(FunctionName=stack.refs[logical_id])
 
 
+INLINE_FILE: Final = "index.py"
+"""Where CloudFormation writes a Python function's inline ``Code.ZipFile`` (SAM's
+``InlineCode``): the handler is ``index.<function>`` (AWS::Lambda::Function Code,
+"ZipFile": "the source code is written to a file named index")."""
+
+
+def inline_package(source: str) -> bytes:
+    """A deployment package holding ``source`` as :data:`INLINE_FILE`."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        info = zipfile.ZipInfo(INLINE_FILE)
+        info.external_attr = 0o644 << 16
+        zipped.writestr(info, source)
+    return archive.getvalue()
+
+
 def _package(stack: Deployment, logical_id: str, code: Mapping[str, Any]) -> bytes:
-    """The deployment package ``Code`` names: a source folder (a from-source deploy), or
-    the object ``sam deploy`` uploaded.
+    """The deployment package ``Code`` names: inline source (``ZipFile``), a source folder
+    (a from-source deploy), or the object ``sam deploy`` uploaded.
 
     Raises:
         UnsupportedTemplate: the folder or the object is missing, or is not a zip archive.
     """
     where = f"{logical_id}.Code"
-    refuse_unknown(code, {"S3Bucket", "S3Key", "S3ObjectVersion"}, where, "Code")
+    refuse_unknown(code, {"S3Bucket", "S3Key", "S3ObjectVersion", "ZipFile"}, where, "Code")
+    if "ZipFile" in code:
+        return inline_package(str(code["ZipFile"]))
     if code.get("S3Bucket") == LOCAL_PATHS:
         folder = local_path(str(code["S3Key"]))
         if not folder.is_dir():

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
-from localcloud.cloudformation.provider import Deployment, Provider, physical_name, read_s3_object
+from localcloud.cloudformation.provider import Deployment, Provider, read_s3_object
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 
 
@@ -25,14 +25,21 @@ class StateMachineProvider(Provider):
             "RoleArn",
             "StateMachineType",
             "Tags",
+            "StateMachineName",
         }
     )
+    NAME_PROPERTY = "StateMachineName"
+    NAME_LIMIT = 80
+
+    def exists(self, stack: Deployment, name: str) -> bool:
+        machines = stack.client("stepfunctions").get_paginator("list_state_machines").paginate()
+        return any(m["name"] == name for page in machines for m in page["stateMachines"])
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         definition = _definition(stack, logical_id, properties)
         for key, value in properties.get("DefinitionSubstitutions", {}).items():
             definition = definition.replace(f"${{{key}}}", str(value))
-        name = physical_name(stack, logical_id, 80)
+        name = self.name(stack, logical_id, properties)
         arn = stack.client("stepfunctions").create_state_machine(
             name=name,
             definition=definition,
