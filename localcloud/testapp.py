@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from botocore.exceptions import ClientError
+
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.cli import ServeError, check_port
 from localcloud.server.app import free_port
@@ -386,6 +388,10 @@ def judge(app: Path, *, stack_name: str, region: str, port: int, timeout_s: floa
             except StepFailed as exc:
                 if exc.args[0].startswith("tests exited"):
                     exc = StepFailed(f"tests/integration: {last_line(exc.output)}", exc.output)
+                elif exc.args[0].startswith("deploy exited") and (
+                    reason := first_failure(cloud, stack_name)
+                ):
+                    exc = StepFailed(f"deploy failed: {reason}", exc.output)
                 failure = exc
             deleted = _delete(run, sam) if deployed_s is not None else "not deployed"
         where = f"{app.name} (stack {stack_name}, {region}, port {port})"
@@ -397,6 +403,19 @@ def judge(app: Path, *, stack_name: str, region: str, port: int, timeout_s: floa
             return False
         say(f"PASS {where}: {deploy}{outcome}; {deleted}")
         return True
+
+
+def first_failure(cloud: LocalCloud, stack_name: str) -> str | None:
+    """The first resource that failed in the stack's last deploy, as ``<logical id>:
+    <reason>`` (its ``CREATE_FAILED`` or ``UPDATE_FAILED`` event), or ``None``."""
+    try:
+        events = cloud.client("cloudformation").describe_stack_events(StackName=stack_name)
+    except ClientError:
+        return None  # no stack: the change set itself was refused
+    for event in reversed(events["StackEvents"]):  # CloudFormation lists the newest first
+        if event["ResourceStatus"] in {"CREATE_FAILED", "UPDATE_FAILED"}:
+            return f"{event['LogicalResourceId']}: {event.get('ResourceStatusReason', '')}"
+    return None
 
 
 def _delete(run: Run, sam: str) -> str:

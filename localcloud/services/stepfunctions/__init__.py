@@ -2,7 +2,9 @@
 reach the account's functions through :mod:`localcloud.services.lambda_.patches`); the
 refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`),
 errors with their codes, a taken name, non-JSON input and a Choice on a missing path
-(:mod:`.refusals`); one terminal line per failed execution, not moto's logs (:mod:`.reports`);
+(:mod:`.refusals`); the Task resources run locally, the others refused by name, and nested
+executions' parameters and results in the shapes AWS gives (:mod:`.integrations`); one
+terminal line per failed execution, not moto's logs (:mod:`.reports`);
 ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
 
 May import: the engine's provider contract, the patch registry.
@@ -11,12 +13,12 @@ May import: the engine's provider contract, the patch registry.
 from typing import Final
 
 from localcloud.services.service import Service
-from localcloud.services.stepfunctions import patches, providers, refusals, reports
+from localcloud.services.stepfunctions import integrations, patches, providers, refusals, reports
 
 SERVICE: Final = Service(
     "states",
     providers=providers.PROVIDERS,
-    patches=(*patches.PATCHES, *refusals.PATCHES, *reports.PATCHES),
+    patches=(*patches.PATCHES, *refusals.PATCHES, *integrations.PATCHES, *reports.PATCHES),
     checks=patches.CHECKS,
 )
 

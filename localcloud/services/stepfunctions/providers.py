@@ -1,6 +1,8 @@
 """``AWS::StepFunctions::StateMachine``: a state machine moto's interpreter executes; its
 ``lambda:invoke`` tasks (and tasks whose ``Resource`` is a function ARN) reach the
-account's functions.
+account's functions; its other Task resources are those of
+:data:`~localcloud.services.stepfunctions.integrations.RUN_LOCALLY`, any other refused by
+name before it is created. ``StateMachineName`` (SAM's ``Name``) is used as written.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Final
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.provider import Deployment, Provider, read_s3_object
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
+from localcloud.services.stepfunctions.integrations import first_refused
 
 
 class StateMachineProvider(Provider):
@@ -39,6 +42,7 @@ class StateMachineProvider(Provider):
         definition = _definition(stack, logical_id, properties)
         for key, value in properties.get("DefinitionSubstitutions", {}).items():
             definition = definition.replace(f"${{{key}}}", str(value))
+        _check_integrations(logical_id, definition)
         name = self.name(stack, logical_id, properties)
         arn = stack.client("stepfunctions").create_state_machine(
             name=name,
@@ -52,6 +56,22 @@ class StateMachineProvider(Provider):
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
         stack.client("stepfunctions").delete_state_machine(stateMachineArn=stack.refs[logical_id])
+
+
+def _check_integrations(logical_id: str, definition: str) -> None:
+    """Refuse, naming the state, a Task resource the local cloud does not run.
+
+    Raises:
+        UnsupportedTemplate: ``<logical id>.Definition/States/<state>/Resource``.
+    """
+    try:
+        document = json.loads(definition)
+    except ValueError:
+        return  # CreateStateMachine answers that
+    refused = first_refused(document) if isinstance(document, dict) else None
+    if refused is not None:
+        path, reason = refused
+        raise UnsupportedTemplate(f"{logical_id}.Definition{path}", reason)
 
 
 def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:

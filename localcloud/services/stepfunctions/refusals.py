@@ -64,6 +64,7 @@ from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError, extract_json
 
 from localcloud.patches.registry import Method, Patch
+from localcloud.services.stepfunctions.integrations import InvalidDefinition, first_refused
 
 
 class StateMachineAlreadyExists(AWSError):
@@ -119,11 +120,33 @@ def _same_request(machine: StateMachine, kwargs: dict[str, Any]) -> bool:
     return all(getattr(machine, field) == value for field, value in wanted.items())
 
 
+def check_integrations(definition: str | None) -> None:
+    """Refuse a definition calling a Task resource the local cloud does not run.
+
+    Raises:
+        InvalidDefinition: "Invalid State Machine Definition: 'UNSUPPORTED_LOCALLY: <why>
+            at <path>'" (HTTP 400), as Step Functions names a definition's fault.
+    """
+    if definition is None:
+        return
+    try:
+        document = json.loads(definition)
+    except ValueError:
+        return  # moto's own parser answers that
+    refused = first_refused(document) if isinstance(document, dict) else None
+    if refused is not None:
+        path, reason = refused
+        raise InvalidDefinition(
+            f"Invalid State Machine Definition: 'UNSUPPORTED_LOCALLY: {reason} at {path}'"
+        )
+
+
 def _create_once(original: Method) -> Method:
     def create_state_machine(
         self: StepFunctionBackend, name: str, *args: Any, **kwargs: Any
     ) -> Any:
         request = dict(zip(_CREATE_PARAMETERS, args, strict=False)) | kwargs
+        check_integrations(request.get("definition"))
         for machine in self.state_machines:
             if machine.name == name and not _same_request(machine, request):
                 raise StateMachineAlreadyExists(f"State Machine Already Exists: '{machine.arn}'")
@@ -144,6 +167,20 @@ _CREATE_PARAMETERS: Final = (
     "sm_type",
 )
 """``create_state_machine``'s parameters after ``name``, in order (the patch checks them)."""
+
+
+def _update_checked(original: Method) -> Method:
+    def update_state_machine(
+        self: StepFunctionBackend,
+        arn: str,
+        definition: str | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        check_integrations(definition)
+        return original(self, arn, definition, *args, **kwargs)
+
+    return update_state_machine
 
 
 def _invalid_path(env: Environment, path: str) -> FailureEventException:
@@ -208,7 +245,15 @@ PATCHES: Final = (
         "create_state_machine",
         ("self", "name", *_CREATE_PARAMETERS),
         _create_once,
-        "a taken name with another definition is StateMachineAlreadyExists, as on AWS",
+        "a taken name with another definition is StateMachineAlreadyExists, as on AWS; "
+        "a Task resource not run locally is refused by name",
+    ),
+    Patch(
+        StepFunctionBackend,
+        "update_state_machine",
+        ("self", "arn", "definition"),
+        _update_checked,
+        "a new definition calling a Task resource not run locally is refused by name",
     ),
     Patch(
         ComparisonVariable,
