@@ -12,33 +12,28 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-import socket
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from localcloud import testapp
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
+from localcloud.server.ports import ServeError, check_port
 from localcloud.text import say
 
-
-class ServeError(Exception):
-    """A server cannot start as asked; the message says what to do (one line, exit 2)."""
-
-
-def check_port(host: str, port: int, retry: str) -> None:
-    """Fail at once on a busy port, before anything starts.
-
-    Raises:
-        ServeError: naming the address, the system's reason and ``retry`` (what to run
-            instead).
-    """
-    try:
-        socket.create_server((host, port)).close()
-    except OSError as exc:
-        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}; {retry}") from None
+__all__ = [  # ServeError and check_port are here for the commands built on this one
+    "ServeError",
+    "announce",
+    "check_port",
+    "main",
+    "parameter_options",
+    "run",
+    "serve",
+    "server_options",
+]
 
 
 def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:
@@ -169,8 +164,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stack-name", help="the stack the template is deployed as")
     parameter_options(p)
     p.set_defaults(run=serve)
-    from localcloud import testapp  # imports this module's ServeError and check_port
-
     testapp.add_parser(commands)
     args = parser.parse_args(argv)
     try:

@@ -50,8 +50,8 @@ from typing import Any, Final
 from botocore.exceptions import ClientError
 
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
-from localcloud.cli import ServeError, check_port
 from localcloud.server.app import free_port
+from localcloud.server.ports import ServeError, check_port
 from localcloud.text import say
 
 CACHE: Final = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localcloud"
