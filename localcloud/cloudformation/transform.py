@@ -35,6 +35,7 @@ LOCAL_PATHS: Final = "localcloud-local-paths"
 _LOCAL_PROPERTIES: Final = {
     "AWS::Serverless::Function": "CodeUri",
     "AWS::Serverless::StateMachine": "DefinitionUri",
+    "AWS::Serverless::LayerVersion": "ContentUri",
 }
 
 

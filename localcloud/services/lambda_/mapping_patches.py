@@ -8,6 +8,8 @@
 - ``update_event_source_mapping`` and ``delete_event_source_mapping``: an unknown UUID is
   404 ``ResourceNotFoundException`` (moto answers a bare ``404 {}`` that the AWS CLI prints
   as success); a deleted mapping stops polling.
+- a mapping to an alias keeps the alias ARN as its ``FunctionArn`` (moto stores the
+  version the alias points to at creation), so each batch runs the alias's version.
 - ``list_event_source_mappings``: ``--function-name`` takes a name, a partial ARN or an
   ARN, as on AWS (moto compares what the mapping stored, an ARN).
 
@@ -64,6 +66,17 @@ def function_name_of(reference: str) -> str:
     return reference.split(":", 1)[0]
 
 
+def _alias_in(reference: str) -> str | None:
+    """The alias a function reference is qualified with (``name:live``, an alias ARN), if
+    any: Lambda keeps it as the mapping's ``FunctionArn`` and invokes whatever version
+    the alias points to at each batch."""
+    qualifier = reference.split(":function:", 1)[1] if ":function:" in reference else reference
+    _, _, qualifier = qualifier.partition(":")
+    if not qualifier or qualifier == "$LATEST" or qualifier.isdigit():
+        return None
+    return qualifier
+
+
 def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
     batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
     window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
@@ -88,6 +101,9 @@ def _existing(backend: LambdaBackend, spec: Mapping[str, Any]) -> EventSourceMap
         ).function_arn
     except JsonRESTError:
         return None
+    alias = _alias_in(str(reference))
+    if alias is not None:
+        function_arn = f"{function_arn.rsplit(':', 1)[0]}:{alias}"
     return next(
         (
             esm
@@ -110,6 +126,9 @@ def _create_mapping(original: Method) -> Method:
                 # moto would invoke the function itself on every SendMessage, one record
                 # at a time, and delete the message whatever the response: we poll.
                 queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+        alias = _alias_in(str(spec.get("FunctionName", "")))
+        if alias is not None:  # moto stored the version the alias points to now
+            esm.function_arn = f"{esm.function_arn.rsplit(':', 1)[0]}:{alias}"
         mappings.created(esm.get_configuration())
         return esm
 

@@ -45,10 +45,13 @@ from localcloud.services.lambda_.runtime import (
     invoke_through_api,
     lookup,
     register,
+    register_version,
     runnable,
+    set_alias,
     unregister,
 )
 from localcloud.services.lambda_.runtime.environment import PLATFORM_KEYS, reserved_in
+from localcloud.services.lambda_.runtime.packages import MAX_LAYERS
 
 HONOURED: Final = frozenset({"FunctionName", "Environment", "Timeout", "MemorySize", "Description"})
 IGNORED_LOCALLY: Final = frozenset({"Role", "RevisionId"})
@@ -65,7 +68,7 @@ def _invoke(original: Method) -> Method:
         response_headers: Any,
     ) -> bytes:
         try:
-            function = lookup(function_name)
+            function = lookup(function_name, qualifier)
         except KeyError:  # not a function the local cloud runs: moto's own behaviour,
             # once the function exists (moto's simple backend echoes any name; AWS: 404)
             self.get_function(function_name, qualifier)
@@ -78,7 +81,7 @@ def _invoke(original: Method) -> Method:
             raise TooManyRequests(throttled.reason) from None
         if invocation.error:
             response_headers["x-amz-function-error"] = "Unhandled"
-        response_headers["x-amz-executed-version"] = "$LATEST"
+        response_headers["x-amz-executed-version"] = function.version
         if str(_header(headers, "X-Amz-Log-Type")).lower() == "tail":
             # LogType=Tail: the last 4 KB of the invocation's log, base64, as on AWS.
             tail = "\n".join(invocation.log_lines).encode()[-4096:]
@@ -149,14 +152,23 @@ def _direct_upload(zip_file: Any, operation: str) -> bytes | None:
     return package
 
 
-def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
-    """The function moto holds, as the local cloud runs it: its stored package and its
-    configuration.
+def _runnable(
+    backend: LambdaBackend,
+    function: LambdaFunction,
+    log_group: str | None,
+    version: str = "$LATEST",
+) -> Function:
+    """The function moto holds, as the local cloud runs it: its stored package, its
+    layers' packages (moto checked that each exists) and its configuration.
 
     Raises:
-        PackageError: the package is not one Lambda would run (not a zip, an entry outside
-            its folder, over 250 MB unzipped).
+        PackageError: the package or a layer is not one Lambda would run (not a zip, an
+            entry outside its folder), or the two together are over 250 MB unzipped.
     """
+    layers = []
+    for layer in function.layers or []:
+        stored = backend.layers_versions_by_arn(layer["Arn"])
+        layers.append(stored.code_bytes if stored is not None else b"")
     reserved = function.reserved_concurrency
     runs = runnable(
         name=function.function_name,
@@ -169,6 +181,8 @@ def _runnable(function: LambdaFunction, log_group: str | None) -> Function:
         log_group=log_group or f"/aws/lambda/{function.function_name}",
         region=function.region,
         runtime=str(function.run_time or "python3.13"),
+        version=version,
+        layers=layers,
     )
     runs.reserved_concurrency = None if reserved is None else int(reserved)
     return runs
@@ -188,10 +202,12 @@ def _create_function(original: Method) -> Method:
         if refused is not None:
             raise _refuse(refused)
         _direct_upload((spec.get("Code") or {}).get("ZipFile"), "CreateFunction")
+        if len(spec.get("Layers") or []) > MAX_LAYERS:
+            raise _refuse(f"Cannot reference more than {MAX_LAYERS} layers.")
         function: LambdaFunction = original(self, spec)
         logging_config = spec.get("LoggingConfig") or {}
         try:
-            register(_runnable(function, logging_config.get("LogGroup")))
+            register(_runnable(self, function, logging_config.get("LogGroup")))
         except PackageError as error:  # nothing of the function stays
             self._lambdas.del_function(function.function_name)
             raise _package_error(error) from None
@@ -225,7 +241,7 @@ def _update_code(original: Method) -> Method:
         except KeyError:
             log_group = None
         try:
-            runs = _runnable(function, log_group)
+            runs = _runnable(self, function, log_group)
         except PackageError as error:  # the function keeps the code it had
             function.code_bytes, function.code, function.code_sha_256, function.code_size = saved
             raise _package_error(error) from None
@@ -240,8 +256,8 @@ def _delete_function(original: Method) -> Method:
         self: LambdaBackend, function_name: str, qualifier: str | None = None
     ) -> None:
         original(self, function_name, qualifier)
-        if qualifier in (None, "$LATEST"):
-            unregister(function_name.split(":function:")[-1].split(":")[0])
+        name, _, in_name = function_name.split(":function:")[-1].partition(":")
+        unregister(name, in_name or qualifier)
 
     return delete_function
 
@@ -282,6 +298,57 @@ def _update_configuration(original: Method) -> Method:
         return response
 
     return update_function_configuration
+
+
+def _publish_version(original: Method) -> Method:
+    def publish_version(
+        self: LambdaBackend, function_name: str, description: str = ""
+    ) -> LambdaFunction | None:
+        published: LambdaFunction | None = original(self, function_name, description)
+        if published is None:
+            return None
+        try:
+            lookup(published.function_name, str(published.version))
+        except KeyError:  # new: it runs the package and configuration it has now
+            try:
+                log_group = lookup(published.function_name).log_group
+            except KeyError:
+                log_group = None
+            register_version(_runnable(self, published, log_group, str(published.version)))
+        return published
+
+    return publish_version
+
+
+def _alias(original: Method) -> Method:
+    def put_alias(
+        self: LambdaBackend,
+        name: str,
+        function_name: str,
+        function_version: str,
+        description: str,
+        routing_config: Any,
+    ) -> Any:
+        if routing_config and (routing_config.get("AdditionalVersionWeights") or {}):
+            raise _refuse(
+                "the local cloud does not split an alias's traffic between versions "
+                "(RoutingConfig.AdditionalVersionWeights); point the alias at one version"
+            )
+        alias = original(self, name, function_name, function_version, description, routing_config)
+        set_alias(
+            alias.arn.split(":function:")[1].split(":")[0], alias.name, str(alias.function_version)
+        )
+        return alias
+
+    return put_alias
+
+
+def _delete_alias(original: Method) -> Method:
+    def delete_alias(self: LambdaBackend, name: str, function_name: str) -> None:
+        original(self, name, function_name)
+        set_alias(function_name.split(":function:")[-1].split(":")[0], name, None)
+
+    return delete_alias
 
 
 def _configuration(original: Method) -> Method:
@@ -368,6 +435,30 @@ PATCHES: Final = (
         ("self", "function_name"),
         _delete_concurrency,
         "an unreserved function is limited by the account's concurrency only",
+    ),
+    Patch(
+        LambdaBackend,
+        "publish_version",
+        ("self", "function_name", "description"),
+        _publish_version,
+        "a published version runs the code and configuration it was published with",
+    ),
+    *(
+        Patch(
+            LambdaBackend,
+            method,
+            ("self", "name", "function_name", "function_version", "description", "routing_config"),
+            _alias,
+            "an invocation through an alias runs the version it points to",
+        )
+        for method in ("create_alias", "update_alias")
+    ),
+    Patch(
+        LambdaBackend,
+        "delete_alias",
+        ("self", "name", "function_name"),
+        _delete_alias,
+        "a deleted alias runs nothing",
     ),
     Patch(
         LambdaFunction,

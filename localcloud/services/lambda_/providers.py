@@ -5,6 +5,10 @@ any other (the account runs whatever the API holds: :mod:`.patches`):
   ``sam deploy`` uploaded to S3, or, for a from-source deploy, a package that says "run
   me from source" (:func:`.runtime.packages.source_package`), which the SAM transform
   step leaves as an S3 location in :data:`~localcloud.cloudformation.transform.LOCAL_PATHS`;
+- ``AWS::Lambda::LayerVersion`` (SAM's ``AWS::Serverless::LayerVersion``): a layer the
+  functions that list it import from;
+- ``AWS::Lambda::Version`` and ``AWS::Lambda::Alias`` (SAM's ``AutoPublishAlias``): a
+  published version runs the code it was published with; an alias runs its version;
 - ``AWS::Lambda::EventSourceMapping``: a mapping the account polls (the SAM transform
   makes one per ``SQS`` event of a function; :mod:`.event_source_mappings`);
 - ``AWS::Lambda::Permission``: a statement of a function's resource policy (the SAM
@@ -27,6 +31,7 @@ from localcloud.cloudformation.provider import (
     Deployment,
     Provider,
     flag,
+    physical_name,
     read_s3_object,
     refuse_unknown,
 )
@@ -55,6 +60,7 @@ class FunctionProvider(Provider):
             "Tags",
             "ReservedConcurrentExecutions",
             "FunctionName",
+            "Layers",
         }
     )
     NAME_PROPERTY = "FunctionName"
@@ -112,6 +118,8 @@ class FunctionProvider(Provider):
         }
         if "Description" in properties:
             kwargs["Description"] = str(properties["Description"])
+        if properties.get("Layers"):
+            kwargs["Layers"] = [str(layer) for layer in properties["Layers"]]
         arn = stack.client("lambda").create_function(**kwargs)["FunctionArn"]
         if "ReservedConcurrentExecutions" in properties:
             stack.client("lambda").put_function_concurrency(
@@ -141,21 +149,25 @@ def inline_package(source: str) -> bytes:
     return archive.getvalue()
 
 
-def _package(stack: Deployment, logical_id: str, code: Mapping[str, Any]) -> bytes:
+def _package(
+    stack: Deployment, logical_id: str, code: Mapping[str, Any], property_name: str = "Code"
+) -> bytes:
     """The deployment package ``Code`` names: inline source (``ZipFile``), a source folder
     (a from-source deploy), or the object ``sam deploy`` uploaded.
 
     Raises:
         UnsupportedTemplate: the folder or the object is missing, or is not a zip archive.
     """
-    where = f"{logical_id}.Code"
-    refuse_unknown(code, {"S3Bucket", "S3Key", "S3ObjectVersion", "ZipFile"}, where, "Code")
+    where = f"{logical_id}.{property_name}"
+    inline = {"ZipFile"} if property_name == "Code" else set()
+    refuse_unknown(code, {"S3Bucket", "S3Key", "S3ObjectVersion", *inline}, where, property_name)
     if "ZipFile" in code:
         return inline_package(str(code["ZipFile"]))
     if code.get("S3Bucket") == LOCAL_PATHS:
         folder = local_path(str(code["S3Key"]))
         if not folder.is_dir():
-            raise UnsupportedTemplate(f"{logical_id}.CodeUri", f"{folder} is not a directory")
+            written = "CodeUri" if property_name == "Code" else "ContentUri"
+            raise UnsupportedTemplate(f"{logical_id}.{written}", f"{folder} is not a directory")
         return source_package(folder)
     package = read_s3_object(
         stack, where, code["S3Bucket"], code["S3Key"], code.get("S3ObjectVersion")
@@ -232,4 +244,113 @@ class PermissionProvider(Provider):
         )
 
 
-PROVIDERS: Final = (FunctionProvider(), EventSourceMappingProvider(), PermissionProvider())
+class LayerVersionProvider(Provider):
+    """``AWS::Lambda::LayerVersion`` (SAM's ``AWS::Serverless::LayerVersion``, whose local
+    ``ContentUri`` a from-source deploy runs from its folder): ``PublishLayerVersion`` of
+    the package ``Content`` names. A function that lists it in ``Layers`` (at most 5)
+    imports its ``python/`` and ``python/lib/python3.x/site-packages`` after its own code;
+    its unzipped size counts toward the function's 262,144,000 bytes. ``Ref`` and
+    ``LayerVersionArn``: the layer version's ARN."""
+
+    TYPE = "AWS::Lambda::LayerVersion"
+    PROPERTIES = frozenset(
+        {
+            "Content",
+            "LayerName",
+            "CompatibleRuntimes",
+            "CompatibleArchitectures",
+            "Description",
+            "LicenseInfo",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = str(
+            properties.get("LayerName") or physical_name(stack, logical_id, 140, lambda _: False)
+        )
+        kwargs: dict[str, Any] = {
+            "LayerName": name,
+            "Content": {"ZipFile": _package(stack, logical_id, properties["Content"], "Content")},
+        }
+        for key in ("CompatibleRuntimes", "CompatibleArchitectures"):
+            if key in properties:
+                kwargs[key] = [str(value) for value in properties[key]]
+        for key in ("Description", "LicenseInfo"):
+            if key in properties:
+                kwargs[key] = str(properties[key])
+        published = stack.client("lambda").publish_layer_version(**kwargs)
+        stack.refs[logical_id] = published["LayerVersionArn"]
+        stack.attributes[(logical_id, "LayerVersionArn")] = published["LayerVersionArn"]
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        layer, _, number = str(stack.refs[logical_id]).rpartition(":")
+        stack.client("lambda").delete_layer_version(LayerName=layer, VersionNumber=int(number))
+
+
+class VersionProvider(Provider):
+    """``AWS::Lambda::Version`` (SAM's ``AutoPublishAlias`` makes one): ``PublishVersion``
+    of the function's code and configuration as they are now; that version keeps running
+    them whatever ``$LATEST`` becomes. ``Ref`` and ``FunctionArn``: the version's ARN;
+    ``Version``: its number (CloudFormation's AWS::Lambda::Version return values)."""
+
+    TYPE = "AWS::Lambda::Version"
+    PROPERTIES = frozenset({"FunctionName", "Description"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        kwargs = {"FunctionName": str(properties["FunctionName"])}
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        published = stack.client("lambda").publish_version(**kwargs)
+        stack.refs[logical_id] = published["FunctionArn"]
+        stack.attributes[(logical_id, "FunctionArn")] = published["FunctionArn"]
+        stack.attributes[(logical_id, "Version")] = published["Version"]
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        """Delete the version; one gone with its function counts as deleted."""
+        try:
+            stack.client("lambda").delete_function(FunctionName=stack.refs[logical_id])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+
+
+class AliasProvider(Provider):
+    """``AWS::Lambda::Alias``: a name for one version of a function (SAM's
+    ``AutoPublishAlias``); an invocation, a Step Functions task or an event source mapping
+    through the alias's ARN runs that version. ``Ref`` and ``AliasArn``: the alias's ARN.
+    ``RoutingConfig`` (weighted traffic) and ``ProvisionedConcurrencyConfig`` are refused
+    by name."""
+
+    TYPE = "AWS::Lambda::Alias"
+    PROPERTIES = frozenset({"FunctionName", "FunctionVersion", "Name", "Description"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        kwargs = {
+            "FunctionName": str(properties["FunctionName"]),
+            "FunctionVersion": str(properties["FunctionVersion"]),
+            "Name": str(properties["Name"]),
+        }
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        arn = stack.client("lambda").create_alias(**kwargs)["AliasArn"]
+        stack.refs[logical_id] = arn
+        stack.attributes[(logical_id, "AliasArn")] = arn
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        arn = str(stack.refs[logical_id])
+        function, _, alias = arn.rpartition(":")
+        try:
+            stack.client("lambda").delete_alias(FunctionName=function, Name=alias)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+
+
+PROVIDERS: Final = (
+    LayerVersionProvider(),
+    FunctionProvider(),
+    VersionProvider(),
+    AliasProvider(),
+    EventSourceMappingProvider(),
+    PermissionProvider(),
+)

@@ -285,8 +285,9 @@ def timeout_line(request_id: str, timeout_s: float) -> str:
     return f"{stamp}Z {request_id} Task timed out after {timeout_s:.2f} seconds"
 
 
-def start_line(request_id: str) -> str:
-    return f"START RequestId: {request_id} Version: $LATEST"
+def start_line(request_id: str, version: str = "$LATEST") -> str:
+    """The ``START`` line of an invocation of ``version`` (``$LATEST`` or a number)."""
+    return f"START RequestId: {request_id} Version: {version}"
 
 
 def end_line(request_id: str) -> str:

@@ -62,6 +62,7 @@ def runtime_variables(
     memory_mb: int,
     log_group: str,
     log_stream: str,
+    version: str = "$LATEST",
     region: str,
     task_root: str,
     handler: str,
@@ -73,7 +74,7 @@ def runtime_variables(
     base = {
         "AWS_LAMBDA_FUNCTION_NAME": name,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
-        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_FUNCTION_VERSION": version,
         "AWS_LAMBDA_LOG_GROUP_NAME": log_group,
         "AWS_LAMBDA_LOG_STREAM_NAME": log_stream,
         "AWS_REGION": region,

@@ -30,6 +30,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from localcloud.services.lambda_.runtime import runtime_api
@@ -107,6 +108,11 @@ class ProcessFunction(Function):
     dependencies: this environment's site-packages)."""
     owns_code: bool = True
     """Whether the task root is the local cloud's to remove (an extracted package)."""
+    layer_paths: tuple[str, ...] = ()
+    """The layers' Python folders, on ``sys.path`` after the task root and before the
+    runtime's (:func:`~localcloud.services.lambda_.runtime.packages.layer_paths`)."""
+    layers_root: Path | None = None
+    """The folder the layers were unzipped into (Lambda's ``/opt``), removed with the code."""
     _idle: list[ExecutionEnvironment] = field(default_factory=list, repr=False)
     _busy: dict[ExecutionEnvironment, tuple[str, Any]] = field(default_factory=dict, repr=False)
     _pool_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -246,6 +252,8 @@ class ProcessFunction(Function):
     def _remove_code(self) -> None:
         if self.owns_code:
             shutil.rmtree(self.code_uri, ignore_errors=True)
+        if self.layers_root is not None:
+            shutil.rmtree(self.layers_root, ignore_errors=True)
 
     def _run(self, event_body: bytes, request_id: str, deadline_ms: int) -> Ran:
         raise NotImplementedError("a process function runs through invoke()")

@@ -102,6 +102,8 @@ class Owner(Protocol):
     code_uri: Path
     handler: str
     extra_paths: tuple[str, ...]
+    layer_paths: tuple[str, ...]
+    version: str
 
     def runtime_variables(self, *, traced: bool) -> Mapping[str, str]: ...
 
@@ -125,7 +127,9 @@ class ExecutionEnvironment:
 
     def __init__(self, function: Owner) -> None:
         self.function = function
-        self.log_stream = f"{time.strftime('%Y/%m/%d', time.gmtime())}/[$LATEST]{uuid.uuid4().hex}"
+        self.log_stream = (
+            f"{time.strftime('%Y/%m/%d', time.gmtime())}/[{function.version}]{uuid.uuid4().hex}"
+        )
         self.output = EnvironmentOutput()
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.gone = False
@@ -217,6 +221,8 @@ class ExecutionEnvironment:
                 str(interpreter.runtime_dir),
                 self.function.handler,
                 interpreter.executable,
+                str(len(self.function.layer_paths)),
+                *self.function.layer_paths,
                 *self.function.extra_paths,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=write_fd,

@@ -126,6 +126,10 @@ class Function:
     """(request id, event) of the invocation in progress, if any."""
     runtime: str = "python3.13"
     """The function's ``Runtime`` (``python3.x``)."""
+    version: str = "$LATEST"
+    """The version this is: ``$LATEST``, or a number ``PublishVersion`` gave (its code and
+    configuration as they were then): ``AWS_LAMBDA_FUNCTION_VERSION``, the log stream's
+    ``[version]`` and the ``START`` line's ``Version:``."""
     reserved_concurrency: int | None = field(default=None, repr=False)
     """``PutFunctionConcurrency``'s reserved concurrency (``None``: unreserved; 0
     throttles every invocation)."""
@@ -200,6 +204,7 @@ class Function:
 
         return runtime_variables(
             name=self.name,
+            version=self.version,
             memory_mb=self.memory_mb,
             log_group=self.log_group,
             log_stream=self.log_stream,
@@ -216,7 +221,7 @@ class Function:
         request_id = str(uuid.uuid4())
         started = time.monotonic()
         if not self.warm:
-            self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
+            self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[{self.version}]{uuid.uuid4().hex}"
         body = json.dumps(event).encode()
         self.current = (request_id, event)
         try:
@@ -235,7 +240,7 @@ class Function:
         told, the invoker's :class:`Invocation`."""
         duration_ms = (time.monotonic() - started) * 1000 - (ran.init_ms or 0.0)
         outcome = ran.outcome
-        lines = [contract.start_line(request_id), *contract.log_lines(ran.output)]
+        lines = [contract.start_line(request_id, self.version), *contract.log_lines(ran.output)]
         if ran.timed_out or (not self.ENFORCES_TIMEOUT and duration_ms > self.timeout_s * 1000):
             # In-process the timeout is reported, not enforced (a thread cannot be
             # stopped): the invocation failed, whatever the handler returned.

@@ -17,6 +17,7 @@ import stat
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -74,8 +75,23 @@ def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
     """
     root = Path(tempfile.mkdtemp(prefix="localcloud-function-")).resolve()
     try:
+        _extract_into(package, root, limit)
+    except PackageError:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return root
+
+
+def _extract_into(package: bytes, root: Path, limit: int) -> int:
+    """Unzip ``package`` into the existing folder ``root`` (see :func:`extract`): the bytes
+    written.
+
+    Raises:
+        PackageError: as :func:`extract`; what was written stays (the caller removes it).
+    """
+    written = 0
+    try:
         with zipfile.ZipFile(io.BytesIO(package)) as zipped:
-            written = 0
             links: list[tuple[zipfile.ZipInfo, Path]] = []
             for info in zipped.infolist():
                 target = _target(root, info.filename)
@@ -109,14 +125,72 @@ def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
                         "package's folder)"
                     )
     except zipfile.BadZipFile as exc:
-        shutil.rmtree(root, ignore_errors=True)
         raise PackageError(_UNZIP_FAILED) from exc
-    except (PackageError, OSError, RuntimeError, EOFError, zlib.error) as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        if isinstance(exc, PackageError):
-            raise
+    except PackageError:
+        raise
+    except (OSError, RuntimeError, EOFError, zlib.error) as exc:
         raise PackageError(f"{_UNZIP_FAILED} ({type(exc).__name__}: {exc})") from exc
+    return written
+
+
+MAX_LAYERS: Final = 5
+"""The most layers a function may use (Lambda quotas: "Lambda layers: five layers")."""
+
+
+def folder_size(folder: Path) -> int:
+    """The bytes of every file under ``folder`` (links not followed)."""
+    return sum(
+        (Path(top) / name).lstat().st_size for top, _, names in os.walk(folder) for name in names
+    )
+
+
+def unpack_layers(layers: Sequence[bytes], *, code_size: int, limit: int = UNZIPPED_LIMIT) -> Path:
+    """The layers' contents merged into one new folder (Lambda's ``/opt``), in the order
+    listed: a later layer's file replaces an earlier one's at the same path. A layer that
+    says "run me from source" (:func:`source_package`) is copied from its folder.
+
+    ``code_size`` is the function's own unzipped size in bytes; with the layers it must
+    stay under ``limit`` (Lambda: "Function code combined with layers exceeds the maximum
+    allowed size of 262144000 bytes").
+
+    Raises:
+        PackageError: a layer Lambda would refuse (:func:`extract`), or the function and
+            its layers past ``limit``; nothing is left behind.
+    """
+    root = Path(tempfile.mkdtemp(prefix="localcloud-layers-")).resolve()
+    total = code_size
+    try:
+        for layer in layers:
+            source = source_of(layer)
+            if source is not None:
+                shutil.copytree(source, root, symlinks=True, dirs_exist_ok=True)
+                total += folder_size(source)
+            else:
+                total += _extract_into(layer, root, max(limit - total, 1))
+            if total >= limit:
+                raise PackageError(
+                    "Function code combined with layers exceeds the maximum allowed size of "
+                    f"{limit} bytes. The actual size is {total} bytes."
+                )
+    except PackageError as error:
+        shutil.rmtree(root, ignore_errors=True)
+        if "Unzipped size must be smaller" in str(error):
+            raise PackageError(
+                "Function code combined with layers exceeds the maximum allowed size of "
+                f"{limit} bytes."
+            ) from None
+        raise
+    except OSError as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise PackageError(f"a layer's folder could not be copied ({exc})") from exc
     return root
+
+
+def layer_paths(root: Path, runtime: str) -> tuple[str, ...]:
+    """Where a ``python3.x`` function imports its layers from, in Lambda's order: the
+    layers' ``python/lib/python3.x/site-packages``, then ``python`` (AWS Lambda Developer
+    Guide, "Layer paths for each Lambda runtime")."""
+    return (str(root / "python" / "lib" / runtime / "site-packages"), str(root / "python"))
 
 
 def _target(root: Path, name: str) -> Path | None:

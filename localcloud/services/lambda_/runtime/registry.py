@@ -10,9 +10,10 @@ view's history).
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sysconfig
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +26,21 @@ from localcloud.services.lambda_.runtime.functions import (
     InvocationListener,
     LogSink,
 )
-from localcloud.services.lambda_.runtime.packages import extract, source_of
+from localcloud.services.lambda_.runtime.packages import (
+    PackageError,
+    extract,
+    folder_size,
+    layer_paths,
+    source_of,
+    unpack_layers,
+)
 
 _FUNCTIONS: dict[str, Function] = {}
+"""Name → the function's ``$LATEST``."""
+_VERSIONS: dict[tuple[str, str], Function] = {}
+"""(name, version number) → a published version (``PublishVersion``)."""
+_ALIASES: dict[tuple[str, str], str] = {}
+"""(name, alias) → the version it points to (a number or ``$LATEST``)."""
 _LOCK = threading.Lock()
 
 
@@ -91,6 +104,8 @@ def runnable(
     log_group: str,
     region: str,
     runtime: str = "python3.13",
+    version: str = "$LATEST",
+    layers: Sequence[bytes] = (),
 ) -> Function:
     """The function a deployment package describes, with the platform's additions, in
     execution environments of its own (:mod:`~localcloud.services.lambda_.runtime.
@@ -102,19 +117,38 @@ def runnable(
     only the local cloud's own unit tests make a function that runs in this process
     (:mod:`~localcloud.services.lambda_.runtime.inprocess`).
 
+    ``layers`` are the function's layer packages in the order it lists them, unzipped
+    into a folder of their own (:func:`~localcloud.services.lambda_.runtime.packages.
+    unpack_layers`) and importable after the task root. The unzipped limit counts a
+    zipped package and its layers together; a from-source package's folder is not
+    counted (``sam build`` would leave out what the folder holds besides the code).
+
     Raises:
-        PackageError: ``package`` is not a zip archive, or Lambda would refuse it
-            (:func:`~localcloud.services.lambda_.runtime.packages.extract`).
+        PackageError: ``package`` or a layer is not a zip archive, or Lambda would refuse
+            it (:func:`~localcloud.services.lambda_.runtime.packages.extract`), or the
+            two together are past the unzipped limit.
     """
     source = source_of(package)
     from_source: dict[str, Any] = {}
     if source is not None:
         from_source = {"extra_paths": (sysconfig.get_paths()["purelib"],), "owns_code": False}
+    code_uri = source if source is not None else extract(package)
+    layers_root = None
+    if layers:
+        try:
+            code_size = 0 if source is not None else folder_size(code_uri)
+            layers_root = unpack_layers(layers, code_size=code_size)
+        except PackageError:
+            if source is None:
+                shutil.rmtree(code_uri, ignore_errors=True)
+            raise
+        from_source["layer_paths"] = layer_paths(layers_root, runtime)
     return ProcessFunction(
         **from_source,
+        layers_root=layers_root,
         name=name,
         arn=arn,
-        code_uri=source if source is not None else extract(package),
+        code_uri=code_uri,
         handler=handler,
         environment={
             **environment,
@@ -131,6 +165,7 @@ def runnable(
         region=region,
         log_sink=_PLATFORM.log_sink,
         runtime=runtime,
+        version=version,
     )
 
 
@@ -152,11 +187,38 @@ def register(function: Function) -> None:
         earlier.close()
 
 
-def unregister(name: str) -> None:
-    """The function of that name is deleted: forgotten and closed."""
+def register_version(function: Function) -> None:
+    """Make ``function`` the published version ``function.version`` of its name: it runs
+    the code and configuration it was published with, whatever ``$LATEST`` becomes."""
     with _LOCK:
-        function = _FUNCTIONS.pop(name, None)
-    if function is not None:
+        earlier = _VERSIONS.get((function.name, function.version))
+        _VERSIONS[(function.name, function.version)] = function
+    if earlier is not None and earlier is not function:
+        earlier.close()
+
+
+def set_alias(name: str, alias: str, version: str | None) -> None:
+    """Point the alias ``alias`` of the function ``name`` at ``version`` (a number or
+    ``$LATEST``); ``None`` deletes the alias."""
+    with _LOCK:
+        if version is None:
+            _ALIASES.pop((name, alias), None)
+        else:
+            _ALIASES[(name, alias)] = version
+
+
+def unregister(name: str, version: str | None = None) -> None:
+    """The function of that name is deleted, with every version and alias of it
+    (``version=None``), or only its published version ``version``: forgotten and closed."""
+    with _LOCK:
+        if version is not None and version != "$LATEST":
+            gone = [f for f in [_VERSIONS.pop((name, version), None)] if f is not None]
+        else:
+            gone = [f for f in [_FUNCTIONS.pop(name, None)] if f is not None]
+            gone += [_VERSIONS.pop(key) for key in [k for k in _VERSIONS if k[0] == name]]
+            for key in [k for k in _ALIASES if k[0] == name]:
+                del _ALIASES[key]
+    for function in gone:
         function.close()
 
 
@@ -164,26 +226,34 @@ def clear() -> list[tuple[str, str]]:
     """Forget every function and end its execution environments now, invocations in
     progress included (the account stops): (function name, request id) of each ended."""
     with _LOCK:
-        functions = list(_FUNCTIONS.values())
+        functions = [*_FUNCTIONS.values(), *_VERSIONS.values()]
         _FUNCTIONS.clear()
+        _VERSIONS.clear()
+        _ALIASES.clear()
     return [
         (function.name, request_id) for function in functions for request_id in function.abort()
     ]
 
 
-def lookup(name_or_arn: str) -> Function:
+def lookup(name_or_arn: str, qualifier: str | None = None) -> Function:
     """The function a name, partial ARN (``123456789012:function:name``) or ARN names,
-    each with or without a qualifier (``:$LATEST``).
+    each with or without a qualifier: none or ``$LATEST`` is ``$LATEST``, a number the
+    version published under it, any other an alias, followed to its version. A qualifier
+    in the name wins over ``qualifier`` (the Invoke API's ``Qualifier``).
 
     Raises:
-        KeyError: no function of the local cloud has that name.
+        KeyError: no function of the local cloud has that name, version or alias.
     """
     if ":function:" in name_or_arn:
-        name = name_or_arn.split(":function:", 1)[1].split(":", 1)[0]
+        name, _, in_name = name_or_arn.split(":function:", 1)[1].partition(":")
     else:  # a name, with or without a qualifier (``name:$LATEST``)
-        name = name_or_arn.split(":", 1)[0]
+        name, _, in_name = name_or_arn.partition(":")
+    wanted = in_name or qualifier or "$LATEST"
     with _LOCK:
-        return _FUNCTIONS[name]
+        version = _ALIASES.get((name, wanted), wanted)
+        if version == "$LATEST":
+            return _FUNCTIONS[name]
+        return _VERSIONS[(name, version)]
 
 
 def registered() -> list[Function]:

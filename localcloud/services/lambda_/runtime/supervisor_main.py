@@ -2,9 +2,11 @@
 ends, no process it started outlives it.
 
 Started by :mod:`localcloud.services.lambda_.runtime.environments` as ``python -I -S
-supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER PYTHON [PATH ...]`` in a session of its
-own (``PYTHON``: the CPython of the function's runtime; each ``PATH`` goes on ``sys.path``
-after the runtime folder: a from-source function's packages). It makes itself
+supervisor_main.py TASK_ROOT RUNTIME_DIR HANDLER PYTHON N [LAYER_PATH ...] [PATH ...]`` in
+a session of its own (``PYTHON``: the CPython of the function's runtime; the ``N``
+``LAYER_PATH`` go on ``sys.path`` after the task root and before the runtime folder, as
+Lambda puts ``/opt/python/lib/python3.x/site-packages`` and ``/opt/python``; each other
+``PATH`` after the standard library: a from-source function's packages). It makes itself
 a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4+, no root or cgroups
 needed), so every process the function starts, at any depth, a daemon that forked twice
 or started a new session included, becomes its child when its parent exits. It starts the
@@ -37,12 +39,14 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 BOOTSTRAP = (
-    "import sys; sys.path[:0] = sys.argv[1:3]; n = int(sys.argv[3]); "
-    "sys.path += sys.argv[4:4 + n]; del sys.argv[1:4 + n]; import runpy; "
+    "import sys; n, m = int(sys.argv[1]), int(sys.argv[2]); "
+    "sys.path[:0] = sys.argv[3:3 + n]; sys.path += sys.argv[3 + n:3 + n + m]; "
+    "del sys.argv[1:3 + n + m]; import runpy; "
     "runpy.run_module('awslambdaric', run_name='__main__', alter_sys=True)"
 )
-"""The runtime's command: the path set, then awslambdaric's ``__main__`` with the handler
-as its one argument."""
+"""The runtime's command: the path set (the task root, the layers' folders and the
+runtime folder before the standard library, the rest after it), then awslambdaric's
+``__main__`` with the handler as its one argument."""
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -112,7 +116,9 @@ def _kill_tree() -> None:
 
 
 def main() -> int:
-    task_root, runtime_dir, handler, python, *extra = sys.argv[1:]
+    task_root, runtime_dir, handler, python, count, *rest = sys.argv[1:]
+    layers, extra = rest[: int(count)], rest[int(count) :]
+    front = [task_root, *layers, runtime_dir]
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     runtime = subprocess.Popen(  # noqa: S603 - the runtime's CPython and awslambdaric
         [
@@ -121,9 +127,9 @@ def main() -> int:
             "-S",
             "-c",
             BOOTSTRAP,
-            task_root,
-            runtime_dir,
+            str(len(front)),
             str(len(extra)),
+            *front,
             *extra,
             handler,
         ],
