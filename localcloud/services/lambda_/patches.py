@@ -6,6 +6,11 @@
   runtime's error header (``X-Amz-Function-Error: Unhandled``) so retriers and catchers
   match by name, and ``LogType=Tail``'s last 4 KB of log. Nothing else in moto offers a
   hook for it.
+- ``LambdaResponse.invoke``: Invoke's ``Qualifier`` (a version or an alias) reaches the
+  backend (moto reads a lower-case ``qualifier`` no SDK sends).
+- ``LambdaBackend.publish_version`` and the alias API: a published version runs the
+  package and configuration it was published with; an invocation through an alias runs
+  the version it points to.
 - ``LambdaBackend.create_function``, ``update_function_code`` and ``delete_function``:
   every function of the account runs its code, whoever made it (a template, ``sam
   deploy``, ``aws lambda create-function``): the package moto stores is run in a worker
@@ -28,6 +33,7 @@ import zipfile
 from typing import Any, Final
 
 from moto.awslambda.models import LambdaBackend, LambdaFunction
+from moto.awslambda.responses import LambdaResponse
 from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 
@@ -87,6 +93,16 @@ def _invoke(original: Method) -> Method:
             tail = "\n".join(invocation.log_lines).encode()[-4096:]
             response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
         return invocation.body
+
+    return invoke
+
+
+def _invoke_request(original: Method) -> Method:
+    def invoke(self: LambdaResponse) -> Any:
+        query = self.querystring
+        if "Qualifier" in query and "qualifier" not in query:
+            query["qualifier"] = query["Qualifier"]
+        return original(self)
 
     return invoke
 
@@ -387,6 +403,13 @@ def _delete_concurrency(original: Method) -> Method:
 
 
 PATCHES: Final = (
+    Patch(
+        LambdaResponse,
+        "invoke",
+        ("self",),
+        _invoke_request,
+        "Invoke's Qualifier query parameter: moto reads 'qualifier', which no SDK sends",
+    ),
     Patch(
         LambdaSimpleBackend,
         "invoke",

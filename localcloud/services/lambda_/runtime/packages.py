@@ -144,19 +144,20 @@ def folder_size(folder: Path) -> int:
     )
 
 
-def unpack_layers(layers: Sequence[bytes], *, code_size: int, limit: int = UNZIPPED_LIMIT) -> Path:
+def unpack_layers(layers: Sequence[bytes], *, code_size: int, limit: int | None = None) -> Path:
     """The layers' contents merged into one new folder (Lambda's ``/opt``), in the order
     listed: a later layer's file replaces an earlier one's at the same path. A layer that
     says "run me from source" (:func:`source_package`) is copied from its folder.
 
     ``code_size`` is the function's own unzipped size in bytes; with the layers it must
-    stay under ``limit`` (Lambda: "Function code combined with layers exceeds the maximum
-    allowed size of 262144000 bytes").
+    stay under ``limit`` (:data:`UNZIPPED_LIMIT` unless given; Lambda: "Function code
+    combined with layers exceeds the maximum allowed size of 262144000 bytes").
 
     Raises:
         PackageError: a layer Lambda would refuse (:func:`extract`), or the function and
             its layers past ``limit``; nothing is left behind.
     """
+    limit = UNZIPPED_LIMIT if limit is None else limit
     root = Path(tempfile.mkdtemp(prefix="localcloud-layers-")).resolve()
     total = code_size
     try:

@@ -3,8 +3,10 @@
 Every function the local cloud runs is registered here, whoever made it (a template,
 ``sam deploy``, ``aws lambda create-function``): the Lambda API (``Invoke``, Step
 Functions' ``lambda:invoke`` tasks, the event source mappings) finds it by name, partial
-ARN or ARN (:func:`lookup`), and every invocation is handed to the listeners (the live
-view's history).
+ARN or ARN (:func:`lookup`), a published version by its number and an alias by its name
+(``PublishVersion`` and the alias API register them: :func:`register_version`,
+:func:`set_alias`), and every invocation is handed to the listeners (the live view's
+history).
 """
 
 from __future__ import annotations
