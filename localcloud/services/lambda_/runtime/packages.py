@@ -59,6 +59,10 @@ class PackageError(ValueError):
         self.code = code
 
 
+class TooLarge(PackageError):
+    """A package (or a function with its layers) that unzips past the limit."""
+
+
 def extract(package: bytes, *, limit: int = UNZIPPED_LIMIT) -> Path:
     """Unzip a deployment package into a new folder (the task root), every entry inside it.
 
@@ -158,6 +162,9 @@ def unpack_layers(layers: Sequence[bytes], *, code_size: int, limit: int | None 
             its layers past ``limit``; nothing is left behind.
     """
     limit = UNZIPPED_LIMIT if limit is None else limit
+    combined = (
+        f"Function code combined with layers exceeds the maximum allowed size of {limit} bytes."
+    )
     root = Path(tempfile.mkdtemp(prefix="localcloud-layers-")).resolve()
     total = code_size
     try:
@@ -167,19 +174,14 @@ def unpack_layers(layers: Sequence[bytes], *, code_size: int, limit: int | None 
                 shutil.copytree(source, root, symlinks=True, dirs_exist_ok=True)
                 total += folder_size(source)
             else:
-                total += _extract_into(layer, root, max(limit - total, 1))
+                try:
+                    total += _extract_into(layer, root, max(limit - total, 1))
+                except TooLarge:  # stopped part-way: the whole size is not known
+                    raise TooLarge(combined) from None
             if total >= limit:
-                raise PackageError(
-                    "Function code combined with layers exceeds the maximum allowed size of "
-                    f"{limit} bytes. The actual size is {total} bytes."
-                )
-    except PackageError as error:
+                raise TooLarge(f"{combined} The actual size is {total} bytes.")
+    except PackageError:
         shutil.rmtree(root, ignore_errors=True)
-        if "Unzipped size must be smaller" in str(error):
-            raise PackageError(
-                "Function code combined with layers exceeds the maximum allowed size of "
-                f"{limit} bytes."
-            ) from None
         raise
     except OSError as exc:
         shutil.rmtree(root, ignore_errors=True)
@@ -221,6 +223,6 @@ def _write(
         while chunk := source.read(1 << 20):
             written += len(chunk)
             if written >= limit:
-                raise PackageError(f"Unzipped size must be smaller than {limit} bytes")
+                raise TooLarge(f"Unzipped size must be smaller than {limit} bytes")
             out.write(chunk)
     return written
