@@ -47,9 +47,10 @@ from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment
 from localcloud.cloudformation.template import Template
 from localcloud.patches import activity
 from localcloud.server import view as view_module
-from localcloud.server.app import LocalServer, free_port
+from localcloud.server.app import LocalServer, PublicRoutes, free_port
 from localcloud.server.guard import Policy
 from localcloud.services import lambda_ as lambda_runtime
+from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
 from localcloud.services.lambda_ import Function
 from localcloud.services.lambda_ import event_source_mappings as mappings
@@ -69,6 +70,11 @@ FAKE_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "localcloud",
     "AWS_SESSION_TOKEN": "localcloud",
 }
+
+
+API_ROUTES = PublicRoutes(api_invoke.is_route, api_invoke.Routes)
+"""An API's stages, public and unsigned as on AWS (:mod:`localcloud.services.apigateway.
+invoke`)."""
 
 
 class LocalCloud:
@@ -173,9 +179,14 @@ class LocalCloud:
             # told of (the test's own clients stay in this process).
             port = free_port()
             self._server = LocalServer(
-                "127.0.0.1", port, self.view_app(), Policy.for_server("127.0.0.1", port)
+                "127.0.0.1",
+                port,
+                self.view_app(),
+                Policy.for_server("127.0.0.1", port),
+                public=API_ROUTES,
             )
             self._server.start()
+            api_invoke.set_endpoint(f"http://127.0.0.1:{port}")
             platform_environment: dict[str, str] = {
                 **FAKE_CREDENTIALS,
                 "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
@@ -196,9 +207,11 @@ class LocalCloud:
                 self.server_port,
                 self.view_app(),
                 self.policy,
+                public=API_ROUTES,
             )
             self._server.start()
             assert self.endpoint_url is not None
+            api_invoke.set_endpoint(self.endpoint_url)
             platform_environment = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint_url}
         lambda_runtime.set_platform(
             lambda_runtime.Platform(
@@ -294,6 +307,7 @@ class LocalCloud:
         if self.history.record_write in dynamodb_writes.WRITE_LISTENERS:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
+        api_invoke.set_endpoint(None)
         # every execution environment goes, its processes too, invocations in progress
         # included (their callers get an error answer); then every poller stops
         for function, request_id in lambda_runtime.clear():

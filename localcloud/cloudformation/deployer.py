@@ -140,7 +140,10 @@ def deploy(
             deployment.provider(kind, logical_id).create(deployment, logical_id, properties)
         deployment.failed_at = "Outputs"
         for name, output in deployed.outputs.items():
-            deployment.outputs[name] = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
+            value = str(deployment.resolve(output["Value"], f"Outputs.{name}"))
+            for provider in {id(p): p for p in deployment.providers.values()}.values():
+                value = provider.local_output(deployment, name, value)
+            deployment.outputs[name] = value
     except Exception:
         if on_failure is not None:
             on_failure(deployment)

@@ -11,6 +11,7 @@ that condition. Parameters: :mod:`localcloud.cloudformation.parameters`; intrins
 
 from __future__ import annotations
 
+import datetime
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -147,7 +148,7 @@ def load(
             template (SAM CLI would drop it silently); a parameter has neither a value
             nor a default; a value breaks the parameter's constraints.
     """
-    body = cfn_yaml.load(str(path))
+    body = as_written(cfn_yaml.load(str(path)))
     if samconfig is not None:
         samconfig = path.parent / samconfig
     if parameter_overrides is not None:
@@ -173,12 +174,27 @@ def parse_body(text: str) -> dict[str, Any]:
         UnsupportedTemplate: the text is not a template.
     """
     try:
-        body = cfn_yaml.loads(text)
+        body = as_written(cfn_yaml.loads(text))
     except Exception as exc:  # noqa: BLE001 - cfn-lint raises its own error classes
         raise UnsupportedTemplate("Template format error", str(exc)) from exc
     if not isinstance(body, dict):
         raise UnsupportedTemplate("Template format error", "not a JSON or YAML mapping")
     return dict(body)
+
+
+def as_written(value: Any) -> Any:
+    """``value`` with every YAML timestamp as the text it was written as: CloudFormation
+    and SAM CLI read ``AWSTemplateFormatVersion: 2010-09-09`` unquoted as a string,
+    where a YAML parser makes a date (and the SAM transform then fails on it)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            value[key] = as_written(item)
+        return value
+    if isinstance(value, list):
+        return [as_written(item) for item in value]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
 
 
 def from_body(

@@ -10,6 +10,8 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -37,6 +39,16 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class PublicRoutes:
+    """Routes that are public on AWS (an API's stages): ``matches(path)`` says whether a
+    path is one, ``wrap(app)`` is ``app`` with them answered in front of it. The guard lets
+    their calls through unsigned; its Host and origin checks still apply."""
+
+    matches: Callable[[str], bool]
+    wrap: Callable[[Any], Any]
+
+
 class LocalServer(ThreadedMotoServer):
     """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
     apps the local server already runs: moto's, and a Flask app beside it), both behind
@@ -44,10 +56,19 @@ class LocalServer(ThreadedMotoServer):
     API not served), the AWS APIs through the hook of :mod:`~localcloud.server.hooks`. A
     failure to listen is raised from :meth:`start` instead of leaving it waiting forever."""
 
-    def __init__(self, ip_address: str, port: int, view: Any, policy: Policy) -> None:
+    def __init__(
+        self,
+        ip_address: str,
+        port: int,
+        view: Any,
+        policy: Policy,
+        *,
+        public: PublicRoutes | None = None,
+    ) -> None:
         super().__init__(ip_address=ip_address, port=port, verbose=False)
         self._view = view
         self._policy = policy
+        self._public = public
         self._failure: OSError | None = None
         self._active = 0
         self._active_lock = threading.Lock()
@@ -84,14 +105,18 @@ class LocalServer(ThreadedMotoServer):
         super().stop()
 
     def _server_entry(self) -> None:
+        served: Any = DispatcherMiddleware(
+            Hooked(DomainDispatcherApplication(create_backend_app)), {VIEW_PREFIX: self._view}
+        )
+        public = self._public
+        if public is not None:
+            served = public.wrap(served)
         app = self._counted(
             Guard(
-                DispatcherMiddleware(
-                    Hooked(DomainDispatcherApplication(create_backend_app)),
-                    {VIEW_PREFIX: self._view},
-                ),
+                served,
                 self._policy,
                 report=say,
+                public=public.matches if public is not None else None,
             )
         )
         try:

@@ -143,10 +143,20 @@ def _has_port(host: str) -> bool:
 class Guard:
     """WSGI middleware applying a :class:`Policy` in front of ``app``."""
 
-    def __init__(self, app: WSGIApp, policy: Policy, *, report: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        app: WSGIApp,
+        policy: Policy,
+        *,
+        report: Callable[[str], None],
+        public: Callable[[str], bool] | None = None,
+    ) -> None:
         self.app = app
         self.policy = policy
         self.report = report
+        self.public = public
+        """Paths public on AWS (an API's routes): answered unsigned, after the Host and
+        origin checks."""
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         request = Request(environ, populate_request=False, shallow=True)
@@ -232,6 +242,8 @@ class Guard:
                 404,
                 "moto's control API is not served by the local cloud",
             ), False
+        if self.public is not None and self.public(path):
+            return None, cross_origin
         if not signed(request):
             self._note("unsigned", f"{request.method} {path}")
             return unsigned_refusal(request), False

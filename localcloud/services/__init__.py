@@ -16,6 +16,7 @@ and its ``__init__`` says what the service brings in ``SERVICE``
 :mod:`.events`            rules
 :mod:`.s3`                buckets
 :mod:`.kinesis`           data streams
+:mod:`.apigateway`        REST APIs with Lambda proxy integrations, at a local URL
 ========================  ===============================================================
 
 This module is the registry: the built-in services, and any a project or a test adds
@@ -46,6 +47,7 @@ from localcloud.cloudformation.provider import Provider
 from localcloud.patches import activity, botocore
 from localcloud.patches.registry import Patch, PatchMismatch, Registry
 from localcloud.services import (
+    apigateway,
     cloudwatch,
     dynamodb,
     events,
@@ -74,6 +76,7 @@ BUILT_IN: Final = (
     events.SERVICE,
     s3.SERVICE,
     kinesis.SERVICE,
+    apigateway.SERVICE,
 )
 """The services every local account runs."""
 CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES, *activity.PATCHES)

@@ -1,0 +1,134 @@
+"""API Gateway's REST API types, as the SAM transform writes them for a function's API
+event or a serverless API resource, each made through the API Gateway API of the local
+account:
+
+- ``AWS::ApiGateway::RestApi`` with an OpenAPI ``Body`` (its paths become the API's
+  resources, methods and integrations: :mod:`.definition`); ``Ref``: the API's id;
+  ``RootResourceId``: its ``/`` resource's;
+- ``AWS::ApiGateway::Deployment`` (``Ref``: its id) and ``AWS::ApiGateway::Stage`` (``Ref``:
+  its name), which the API is invoked through (:mod:`.invoke`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from botocore.exceptions import ClientError
+
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.provider import Deployment, Provider, physical_name
+from localcloud.services.apigateway.definition import (
+    INTEGRATION,
+    import_paths,
+    operations,
+    refused_integration,
+)
+from localcloud.services.apigateway.invoke import local_url
+
+
+def _gone_is_deleted(call: Any, **kwargs: Any) -> None:
+    """Delete something that may have gone with its API: gone counts as deleted."""
+    try:
+        call(**kwargs)
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] not in ("NotFoundException", "BadRequestException"):
+            raise
+
+
+class RestApiProvider(Provider):
+    TYPE = "AWS::ApiGateway::RestApi"
+    PROPERTIES = frozenset({"Body", "Name", "Description", "EndpointConfiguration"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        body = properties.get("Body") or {}
+        for path, method, operation in operations(body):
+            refused = refused_integration(operation.get(INTEGRATION))
+            if refused is not None:
+                raise UnsupportedTemplate(
+                    f"{logical_id}.Body.paths.{path}.{method.lower()}", refused
+                )
+        title = (body.get("info") or {}).get("title")
+        name = str(properties.get("Name") or title or physical_name(stack, logical_id, 128))
+        client = stack.client("apigateway")
+        kwargs = {"name": name}
+        if "Description" in properties:
+            kwargs["description"] = str(properties["Description"])
+        api = client.create_rest_api(**kwargs)
+        stack.refs[logical_id] = api["id"]
+        import_paths(client, api["id"], body)
+        stack.attributes[(logical_id, "RootResourceId")] = api["rootResourceId"]
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        client = stack.client("apigateway")
+        _gone_is_deleted(client.delete_rest_api, restApiId=stack.refs[logical_id])
+
+    def local_output(self, stack: Deployment, name: str, value: str) -> str:
+        ids = [
+            str(stack.refs[logical_id])
+            for logical_id, resource in stack.template.resources.items()
+            if resource.get("Type") == self.TYPE and logical_id in stack.refs
+        ]
+        local = local_url(value, ids)
+        if local != value:
+            stack.notes.append(
+                f"Outputs.{name}: the API's execute-api URL is written as its local one, "
+                f"{local} (a function variable built the same way still holds the AWS URL)"
+            )
+        return local
+
+
+class DeploymentProvider(Provider):
+    TYPE = "AWS::ApiGateway::Deployment"
+    PROPERTIES = frozenset({"RestApiId", "StageName", "Description"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        kwargs = {"restApiId": str(properties["RestApiId"])}
+        if "StageName" in properties:
+            kwargs["stageName"] = str(properties["StageName"])
+        if "Description" in properties:
+            kwargs["description"] = str(properties["Description"])
+        deployment = stack.client("apigateway").create_deployment(**kwargs)
+        stack.refs[logical_id] = deployment["id"]
+        stack.attributes[(logical_id, "RestApiId")] = kwargs["restApiId"]
+        stack.attributes[(logical_id, "StageName")] = kwargs.get("stageName")
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        client = stack.client("apigateway")
+        api = stack.attributes[(logical_id, "RestApiId")]
+        stage = stack.attributes[(logical_id, "StageName")]
+        if stage:
+            _gone_is_deleted(client.delete_stage, restApiId=api, stageName=stage)
+        _gone_is_deleted(
+            client.delete_deployment, restApiId=api, deploymentId=stack.refs[logical_id]
+        )
+
+
+class StageProvider(Provider):
+    TYPE = "AWS::ApiGateway::Stage"
+    PROPERTIES = frozenset({"RestApiId", "DeploymentId", "StageName", "Description", "Variables"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        api = str(properties["RestApiId"])
+        kwargs: dict[str, Any] = {
+            "restApiId": api,
+            "stageName": str(properties["StageName"]),
+            "deploymentId": str(properties["DeploymentId"]),
+        }
+        if "Description" in properties:
+            kwargs["description"] = str(properties["Description"])
+        if "Variables" in properties:
+            kwargs["variables"] = {k: str(v) for k, v in properties["Variables"].items()}
+        stack.client("apigateway").create_stage(**kwargs)
+        stack.refs[logical_id] = kwargs["stageName"]
+        stack.attributes[(logical_id, "RestApiId")] = api
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        _gone_is_deleted(
+            stack.client("apigateway").delete_stage,
+            restApiId=stack.attributes[(logical_id, "RestApiId")],
+            stageName=stack.refs[logical_id],
+        )
+
+
+PROVIDERS: Final = (RestApiProvider(), DeploymentProvider(), StageProvider())

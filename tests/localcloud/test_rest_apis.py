@@ -1,0 +1,186 @@
+"""REST APIs in front of functions (issue 30, its first step): implicit (``Api`` events)
+and explicit (``AWS::Serverless::Api`` with a ``DefinitionBody``) APIs answer at their
+path-style local URL, which the stack's outputs hold, with the Lambda proxy event
+(payload format 1.0) and API Gateway's answers; the routes alone are public.
+
+The fixture app ``tests/fixtures/apps/rest_api`` is the suite's own (its
+``AWSTemplateFormatVersion`` is an unquoted date, as SAM CLI's own web template writes it).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from localcloud.account import LocalCloud
+from localcloud.cloudformation.template import load
+from localcloud.services.apigateway.invoke import proxy_response
+from tests.localcloud.test_resources_as_written import change_set, failures
+from tests.support.cloud import started
+from tests.support.paths import FIXTURES
+
+APP = FIXTURES / "apps" / "rest_api" / "template.yaml"
+
+
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with started(
+        template=load(APP), stack_name="rest-a", region="eu-west-1", server=True
+    ) as running:
+        yield running
+
+
+def call(
+    url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            return answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def test_the_outputs_hold_the_local_url_of_the_stacks_own_apis(cloud: LocalCloud) -> None:
+    (api_id,) = [
+        api["id"]
+        for api in cloud.client("apigateway").get_rest_apis()["items"]
+        if api["name"] == "rest-a"  # the implicit API's title: the stack's name
+    ]
+    base = f"{cloud.endpoint_url}/restapis/{api_id}/Prod/_user_request_"
+    assert cloud.outputs["ImplicitUrl"] == base
+    assert cloud.outputs["ExplicitUrl"].endswith("/v1/_user_request_/hello")
+    # an execute-api URL of no API of the stack stays as written
+    assert (
+        cloud.outputs["NotAnApiUrl"] == "https://abc123.execute-api.us-east-1.amazonaws.com/Prod/"
+    )
+
+
+def test_path_parameters_and_multi_value_query_strings_and_headers_reach_the_function(
+    cloud: LocalCloud,
+) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/items/item-7?tag=a&tag=b&one=1"
+    status, headers, body = call(url, headers={"X-Trace": "t-1"})
+    assert status == 200, body
+    seen = json.loads(body)
+    assert seen["resource"] == "/items/{id}"
+    assert seen["path"] == "/items/item-7"
+    assert seen["httpMethod"] == "GET"
+    assert seen["pathParameters"] == {"id": "item-7"}
+    assert seen["queryStringParameters"] == {"tag": "b", "one": "1"}  # the last value
+    assert seen["multiValueQueryStringParameters"] == {"tag": ["a", "b"], "one": ["1"]}
+    assert seen["multiValueHeaders"]["x-trace"] == ["t-1"]
+    assert seen["stage"] == "Prod"
+    assert (seen["body"], seen["isBase64Encoded"], seen["stageVariables"]) == (None, False, None)
+    assert headers["X-Single"] == "one"
+    assert headers.get_all("Set-Cookie") == ["a=1", "b=2"]
+    assert headers["x-amzn-RequestId"]
+
+
+def test_a_body_and_a_greedy_path_and_any_method(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/items", "POST", b'{"id": "n-1"}')
+    assert status == 200
+    assert json.loads(json.loads(body)["body"]) == {"id": "n-1"}
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/files/a/b/c.txt", "DELETE")
+    seen = json.loads(body)
+    assert (status, seen["resource"], seen["pathParameters"]) == (
+        200,
+        "/files/{proxy+}",
+        {"proxy": "a/b/c.txt"},
+    )
+
+
+def test_a_base64_result_is_sent_as_bytes(cloud: LocalCloud) -> None:
+    status, headers, body = call(f"{cloud.outputs['ImplicitUrl']}/files/data.bin")
+    assert (status, headers["Content-Type"], body) == (
+        201,
+        "application/octet-stream",
+        b"\x00\xffbinary",
+    )
+
+
+def test_an_explicit_api_with_a_definition_body_and_stage_variables(cloud: LocalCloud) -> None:
+    status, _, body = call(cloud.outputs["ExplicitUrl"])
+    seen = json.loads(body)
+    assert (status, seen["stage"], seen["stageVariables"]) == (200, "v1", {"colour": "blue"})
+
+
+@pytest.mark.parametrize("how", ["raises", "no-status", "dict-body", "bare-string"])
+def test_a_function_error_or_a_malformed_result_is_502(cloud: LocalCloud, how: str) -> None:
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/broken/{how}")
+    assert (status, json.loads(body)) == (502, {"message": "Internal server error"})
+
+
+@pytest.mark.parametrize(
+    "path", ["/nowhere", "/items", "/items/a/b", "/broken"]
+)  # no resource, a resource without GET, too deep, a parent without a method
+def test_an_unmatched_route_is_missing_authentication_token(cloud: LocalCloud, path: str) -> None:
+    status, headers, body = call(f"{cloud.outputs['ImplicitUrl']}{path}")
+    assert (status, json.loads(body)) == (403, {"message": "Missing Authentication Token"})
+    assert headers["x-amzn-ErrorType"] == "MissingAuthenticationTokenException"
+
+
+def test_an_unknown_stage_is_missing_authentication_token(cloud: LocalCloud) -> None:
+    url = cloud.outputs["ImplicitUrl"].replace("/Prod/", "/Staging/") + "/items/x"
+    assert call(url)[0] == 403
+
+
+def test_only_the_routes_are_unsigned_and_the_host_check_still_applies(cloud: LocalCloud) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/items/x"
+    assert call(url)[0] == 200  # unsigned, as on AWS
+    assert call(f"{cloud.endpoint_url}/restapis")[0] == 403  # the control plane: refused
+    status, _, body = call(url, headers={"Host": "evil.example"})
+    assert status == 403
+    assert b"not a name this local cloud answers for" in body
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"statusCode": 200, "body": "x", "extra": 1},  # a key the proxy format does not have
+        {"statusCode": True},
+        {"statusCode": 700},
+        {"statusCode": 200, "body": "***", "isBase64Encoded": True},
+        {"statusCode": 200, "multiValueHeaders": {"A": "not a list"}},
+    ],
+)
+def test_results_api_gateway_refuses_are_malformed(result: dict[str, Any]) -> None:
+    assert proxy_response(result) is None
+
+
+def test_an_integration_the_local_cloud_does_not_run_is_refused_by_name(cloud: LocalCloud) -> None:
+    body = {
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Api": {
+                "Type": "AWS::ApiGateway::RestApi",
+                "Properties": {
+                    "Body": {
+                        "swagger": "2.0",
+                        "info": {"title": "http"},
+                        "paths": {
+                            "/x": {
+                                "get": {
+                                    "x-amazon-apigateway-integration": {
+                                        "type": "http_proxy",
+                                        "uri": "https://example.com/",
+                                        "httpMethod": "GET",
+                                    }
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+    }
+    name = f"http-{uuid.uuid4().hex[:6]}"
+    change_set(cloud, name, json.dumps(body))  # refused when carried out, as on AWS
+    reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
+    assert any("Api.Body.paths./x.get" in r and "http_proxy" in r for r in reasons), reasons
