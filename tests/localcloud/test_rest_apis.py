@@ -1,7 +1,8 @@
-"""REST APIs in front of functions (issue 30, its first step): implicit (``Api`` events)
-and explicit (``AWS::Serverless::Api`` with a ``DefinitionBody``) APIs answer at their
-path-style local URL, which the stack's outputs hold, with the Lambda proxy event
-(payload format 1.0) and API Gateway's answers; the routes alone are public.
+"""REST and HTTP APIs in front of functions (issue 30, its first steps): implicit (``Api``
+and ``HttpApi`` events) and explicit (a ``DefinitionBody``, an ``HttpApi`` with a stage)
+APIs answer at their path-style local URL, which the stack's outputs hold, with the
+Lambda proxy event (payload format 1.0, and 2.0 for HTTP APIs) and API Gateway's
+answers; the routes alone are public.
 
 The fixture app ``tests/fixtures/apps/rest_api`` is the suite's own (its
 ``AWSTemplateFormatVersion`` is an unquoted date, as SAM CLI's own web template writes it).
@@ -20,7 +21,7 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
-from localcloud.services.apigateway.invoke import proxy_response
+from localcloud.services.apigateway.formats import proxy_response, response_v2
 from tests.localcloud.test_resources_as_written import change_set, failures
 from tests.support.cloud import started
 from tests.support.paths import FIXTURES
@@ -184,3 +185,58 @@ def test_an_integration_the_local_cloud_does_not_run_is_refused_by_name(cloud: L
     change_set(cloud, name, json.dumps(body))  # refused when carried out, as on AWS
     reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
     assert any("Api.Body.paths./x.get" in r and "http_proxy" in r for r in reasons), reasons
+
+
+def test_an_http_apis_2_0_event_and_a_bare_result_as_a_200(cloud: LocalCloud) -> None:
+    assert "/$default/_user_request_/" in cloud.outputs["HttpUrl"]
+    status, headers, body = call(
+        f"{cloud.outputs['HttpUrl']}v2/x-1?tag=a&tag=b", headers={"Cookie": "c=1; d=2"}
+    )
+    assert (status, headers["Content-Type"]) == (200, "application/json")
+    event = json.loads(body)  # the function returned the event itself, no statusCode
+    assert (event["version"], event["routeKey"], event["rawPath"]) == (
+        "2.0",
+        "GET /v2/{id}",
+        "/v2/x-1",
+    )
+    assert event["queryStringParameters"] == {"tag": "a,b"}  # joined with commas
+    assert event["pathParameters"] == {"id": "x-1"}
+    assert event["cookies"] == ["c=1", "d=2"]
+    assert "cookie" not in event["headers"]
+    assert event["requestContext"]["stage"] == "$default"
+    assert event["requestContext"]["http"]["method"] == "GET"
+
+
+def test_an_http_apis_1_0_integration_gets_the_1_0_event(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}v1/y-2?tag=a&tag=b")
+    event = json.loads(body)
+    assert (status, event["version"], event["pathParameters"]) == (200, "1.0", {"id": "y-2"})
+    assert event["multiValueQueryStringParameters"] == {"tag": ["a", "b"]}
+
+
+def test_an_http_apis_named_stage_and_its_variables(cloud: LocalCloud) -> None:
+    assert cloud.outputs["BetaUrl"].endswith("/beta/_user_request_")
+    status, _, body = call(f"{cloud.outputs['BetaUrl']}/ping", "PUT")
+    event = json.loads(body)
+    assert (status, event["routeKey"], event["rawPath"]) == (200, "ANY /ping", "/beta/ping")
+    assert event["stageVariables"] == {"tier": "beta"}
+
+
+def test_an_http_api_answers_404_and_500_as_api_gateway_does(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}nowhere")
+    assert (status, json.loads(body)) == (404, {"message": "Not Found"})
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}fails")
+    assert (status, json.loads(body)) == (500, {"message": "Internal Server Error"})
+
+
+def test_a_2_0_result_with_cookies_or_a_bare_string() -> None:
+    with_cookies = response_v2({"statusCode": 204, "cookies": ["a=1", "b=2"]})
+    assert with_cookies is not None
+    assert (with_cookies.status_code, with_cookies.headers.getlist("Set-Cookie")) == (
+        204,
+        ["a=1", "b=2"],
+    )
+    bare = response_v2("hello")
+    assert bare is not None
+    assert (bare.status_code, bare.get_data(), bare.mimetype) == (200, b"hello", "application/json")
+    assert response_v2({"statusCode": 200, "cookies": "a=1"}) is None

@@ -71,3 +71,23 @@ def import_paths(client: Any, api_id: str, body: Mapping[str, Any]) -> None:
             integrationHttpMethod=str(integration.get("httpMethod", "POST")),
             uri=str(integration["uri"]),
         )
+
+
+def import_routes(client: Any, api_id: str, body: Mapping[str, Any]) -> None:
+    """Create the routes and integrations of an HTTP API's OpenAPI ``body`` in the API
+    ``api_id`` (``apigatewayv2``): one integration per operation, with the payload format
+    version it declares (``payloadFormatVersion``, 2.0 unless said)."""
+    for path, method, operation in operations(body):
+        integration = operation[INTEGRATION]
+        created = client.create_integration(
+            ApiId=api_id,
+            IntegrationType="AWS_PROXY",
+            IntegrationUri=str(integration["uri"]),
+            IntegrationMethod=str(integration.get("httpMethod", "POST")),
+            PayloadFormatVersion=str(integration.get("payloadFormatVersion", "2.0")),
+        )
+        client.create_route(
+            ApiId=api_id,
+            RouteKey="$default" if path == "/$default" else f"{method} {path}",
+            Target=f"integrations/{created['IntegrationId']}",
+        )

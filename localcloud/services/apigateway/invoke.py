@@ -25,31 +25,31 @@ integrations in API Gateway", "Input format of a Lambda function for proxy integ
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 import threading
-import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Final
-from urllib.parse import parse_qsl
 
 from moto.apigateway.models import RestAPI, apigateway_backends
+from moto.apigatewayv2.models import apigatewayv2_backends
 from werkzeug.wrappers import Request, Response
 
-from localcloud.services.lambda_.runtime import Throttled, invoke_through_api, lookup
+from localcloud.services.apigateway.formats import (
+    event_v2,
+    invoke_proxy,
+    match_path,
+    message,
+    proxy_event,
+    proxy_response,
+    response_v2,
+)
 
 ROUTE: Final = re.compile(r"^/restapis/([^/]+)/([^/]+)/_user_request_(/.*)?$")
 """``/restapis/{api-id}/{stage}/_user_request_/{path}``."""
 EXECUTE_API: Final = re.compile(
-    r"https://([a-z0-9]+)\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/([^/?#\s]+)"
+    r"https://([a-z0-9]+)\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?(?:/([^/?#\s]*))?"
 )
 ACCOUNT_ID: Final = "123456789012"
-PROXY_KEYS: Final = frozenset(
-    {"statusCode", "headers", "multiValueHeaders", "body", "isBase64Encoded", "cookies"}
-)
 
 _ENDPOINT_LOCK = threading.Lock()
 _ENDPOINT: str | None = None
@@ -72,10 +72,16 @@ def local_url(value: str, api_ids: Iterable[str]) -> str:
         return value
 
     def local(match: re.Match[str]) -> str:
-        api_id, _, stage = match.groups()
-        if api_id not in ids:
+        api_id, _, segment = match.groups()
+        kind, api = _find(api_id)
+        if api_id not in ids or api is None:
             return match.group(0)
-        return f"{endpoint}/restapis/{api_id}/{stage}/_user_request_"
+        if kind == "http" and (not segment or segment not in api.stages or segment == DEFAULT):
+            # $default is reached with no stage in the path: the segment is the path's
+            return f"{endpoint}/restapis/{api_id}/{DEFAULT}/_user_request_/{segment or ''}"
+        if not segment:
+            return match.group(0)
+        return f"{endpoint}/restapis/{api_id}/{segment}/_user_request_"
 
     return EXECUTE_API.sub(local, value)
 
@@ -85,31 +91,19 @@ def is_route(path: str) -> bool:
     return ROUTE.match(path) is not None
 
 
-def _find_api(api_id: str) -> RestAPI | None:
+DEFAULT: Final = "$default"
+"""An HTTP API's default stage, reached with no stage name in the path."""
+
+
+def _find(api_id: str) -> tuple[str, Any]:
+    """``("rest", RestAPI)`` or ``("http", Api)`` of that id, or ``("", None)``."""
     for backend in apigateway_backends[ACCOUNT_ID].values():
         if api_id in backend.apis:
-            return backend.apis[api_id]
-    return None
-
-
-def _match(template: str, path: str) -> dict[str, str] | None:
-    """The path parameters if the resource path ``template`` matches ``path``."""
-    wanted = [part for part in template.split("/") if part]
-    given = [part for part in path.split("/") if part]
-    found: dict[str, str] = {}
-    for index, part in enumerate(wanted):
-        if part.startswith("{") and part.endswith("+}"):
-            if index >= len(given):
-                return None
-            found[part[1:-2]] = "/".join(given[index:])
-            return found
-        if index >= len(given):
-            return None
-        if part.startswith("{") and part.endswith("}"):
-            found[part[1:-1]] = given[index]
-        elif part != given[index]:
-            return None
-    return found if len(wanted) == len(given) else None
+            return "rest", backend.apis[api_id]
+    for http_backend in apigatewayv2_backends[ACCOUNT_ID].values():
+        if api_id in http_backend.apis:
+            return "http", http_backend.apis[api_id]
+    return "", None
 
 
 def _route(api: RestAPI, method: str, path: str) -> tuple[Any, Any, dict[str, str]] | None:
@@ -123,7 +117,7 @@ def _route(api: RestAPI, method: str, path: str) -> tuple[Any, Any, dict[str, st
         return (greedy, variables)
 
     for resource in sorted(api.resources.values(), key=specificity):
-        parameters = _match(resource.get_path(), path)
+        parameters = match_path(resource.get_path(), path)
         if parameters is None:
             continue
         declared = resource.resource_methods.get(method) or resource.resource_methods.get("ANY")
@@ -132,159 +126,108 @@ def _route(api: RestAPI, method: str, path: str) -> tuple[Any, Any, dict[str, st
     return None
 
 
-def _message(status: int, message: str, error_type: str | None = None) -> Response:
-    response = Response(json.dumps({"message": message}), status, mimetype="application/json")
-    if error_type:
-        response.headers["x-amzn-ErrorType"] = error_type
-    return response
-
-
-def _multi(
-    pairs: Iterable[tuple[str, str]],
-) -> tuple[dict[str, str] | None, dict[str, list[str]] | None]:
-    single: dict[str, str] = {}
-    multi: dict[str, list[str]] = {}
-    for key, value in pairs:
-        single[key] = value
-        multi.setdefault(key, []).append(value)
-    return (single or None, multi or None)
-
-
-def proxy_event(
-    request: Request,
-    api: RestAPI,
-    stage: Any,
-    resource: Any,
-    path: str,
-    parameters: Mapping[str, str],
-) -> dict[str, Any]:
-    """The Lambda proxy event (payload format 1.0) of ``request``."""
-    raw = request.get_data()
-    try:
-        body: str | None = raw.decode("utf-8") if raw else None
-        encoded = False
-    except UnicodeDecodeError:
-        body, encoded = base64.b64encode(raw).decode(), True
-    headers, multi_headers = _multi((k, v) for k, v in request.headers.items())
-    query, multi_query = _multi(
-        parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True)
-    )
-    request_id = str(uuid.uuid4())
-    now = time.time()
-    return {
-        "resource": resource.get_path(),
-        "path": path,
-        "httpMethod": request.method,
-        "headers": headers,
-        "multiValueHeaders": multi_headers,
-        "queryStringParameters": query,
-        "multiValueQueryStringParameters": multi_query,
-        "pathParameters": dict(parameters) or None,
-        "stageVariables": dict(stage.variables) or None,
-        "requestContext": {
-            "accountId": ACCOUNT_ID,
-            "apiId": api.id,
-            "domainName": request.host,
-            "domainPrefix": api.id,
-            "extendedRequestId": request_id,
-            "httpMethod": request.method,
-            "identity": {
-                "sourceIp": request.remote_addr or "127.0.0.1",
-                "userAgent": request.headers.get("User-Agent"),
-                "accountId": None,
-                "caller": None,
-                "user": None,
-                "userArn": None,
-                "accessKey": None,
-                "apiKey": None,
-                "apiKeyId": None,
-                "cognitoAuthenticationProvider": None,
-                "cognitoAuthenticationType": None,
-                "cognitoIdentityId": None,
-                "cognitoIdentityPoolId": None,
-                "principalOrgId": None,
-                "clientCert": None,
-            },
-            "path": f"/{stage.name}{path}",
-            "protocol": request.environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
-            "requestId": request_id,
-            "requestTime": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
-            "requestTimeEpoch": int(now * 1000),
-            "resourceId": resource.id,
-            "resourcePath": resource.get_path(),
-            "stage": stage.name,
-        },
-        "body": body,
-        "isBase64Encoded": encoded,
-    }
-
-
-def proxy_response(result: Any) -> Response | None:
-    """The HTTP response a proxy result maps to, or ``None`` when it is malformed."""
-    if not isinstance(result, dict) or not set(result) <= PROXY_KEYS - {"cookies"}:
-        return None
-    status = result.get("statusCode")
-    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-        return None
-    body = result.get("body")
-    if body is not None and not isinstance(body, str):
-        return None
-    payload = (body or "").encode()
-    if result.get("isBase64Encoded"):
-        try:
-            payload = base64.b64decode(body or "", validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    response = Response(payload, status)
-    response.headers.remove("Content-Type")
-    headers = result.get("headers") or {}
-    multi = result.get("multiValueHeaders") or {}
-    if not isinstance(headers, dict) or not isinstance(multi, dict):
-        return None
-    for name, value in headers.items():
-        response.headers[str(name)] = str(value)
-    for name, values in multi.items():
-        if not isinstance(values, list):
-            return None
-        if str(name) in response.headers:
-            response.headers.remove(str(name))
-        for value in values:
-            response.headers.add(str(name), str(value))
-    if "Content-Type" not in response.headers:
-        response.headers["Content-Type"] = "application/json"
-    return response
-
-
 def handle(request: Request) -> Response:
     """Answer a request to an API's route (:data:`ROUTE`)."""
     matched = ROUTE.match(request.path)
     assert matched is not None
     api_id, stage_name, rest = matched.groups()
+    kind, api = _find(api_id)
+    if kind == "http":
+        return _handle_http(request, api, stage_name, rest or "/")
     path = rest or "/"
-    api = _find_api(api_id)
     stage = None if api is None else api.stages.get(stage_name)
     if api is None or stage is None:
-        return _message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
+        return message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
     found = _route(api, request.method, path)
     if found is None:
-        return _message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
+        return message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
     resource, method, parameters = found
-    integration = method.method_integration
-    uri = str(getattr(integration, "uri", "") or "")
-    function_arn = uri.split("/functions/", 1)[-1].removesuffix("/invocations")
-    try:
-        function = lookup(function_arn)
-    except KeyError:
-        return _message(500, "Internal server error")
-    event = proxy_event(request, api, stage, resource, path, parameters)
-    try:
-        invocation = invoke_through_api(function, event)
-    except Throttled:
-        return _message(429, "Too Many Requests")
-    response = None if invocation.error else proxy_response(invocation.payload)
+    uri = str(getattr(method.method_integration, "uri", "") or "")
+    event = proxy_event(
+        request,
+        api_id=api.id,
+        stage=stage.name,
+        stage_variables=stage.variables,
+        resource_path=resource.get_path(),
+        resource_id=resource.id,
+        path=path,
+        parameters=parameters,
+    )
+    invocation = invoke_proxy(uri, event)
+    response = None if invocation is None else proxy_response(invocation)
     if response is None:
-        return _message(502, "Internal server error")
+        return message(502, "Internal server error")
     response.headers["x-amzn-RequestId"] = event["requestContext"]["requestId"]
+    return response
+
+
+def _http_route(api: Any, method: str, path: str) -> tuple[Any, dict[str, str]] | None:
+    """(route, path parameters) an HTTP API's request reaches: the most specific path
+    first, its method before ``ANY``, ``$default`` last (Working with routes for HTTP
+    APIs, "Routing API requests")."""
+    candidates = []
+    default = None
+    for route in api.routes.values():
+        if route.route_key == DEFAULT:
+            default = route
+            continue
+        wanted, _, template = str(route.route_key).partition(" ")
+        if wanted not in (method, "ANY"):
+            continue
+        parameters = match_path(template, path)
+        if parameters is None:
+            continue
+        parts = [p for p in template.split("/") if p]
+        rank = (sum(p.endswith("+}") for p in parts), sum(p.startswith("{") for p in parts))
+        candidates.append((rank, wanted == "ANY", route, parameters))
+    if candidates:
+        _, _, route, parameters = min(candidates, key=lambda c: (c[0], c[1]))
+        return route, parameters
+    return None if default is None else (default, {})
+
+
+def _handle_http(request: Request, api: Any, first: str, rest: str) -> Response:
+    """An HTTP API's request: ``/{stage}/…``, or ``$default``'s with no stage in the
+    path (the local URL's stage segment is then ``$default``)."""
+    if first in api.stages:
+        stage, path = api.stages[first], rest
+    elif DEFAULT in api.stages:
+        stage = api.stages[DEFAULT]
+        path = rest if first == DEFAULT else f"/{first}{rest if rest != '/' else ''}"
+    else:
+        return message(404, "Not Found")
+    found = _http_route(api, request.method, path)
+    if found is None:
+        return message(404, "Not Found")
+    route, parameters = found
+    integration = api.integrations.get(str(route.target).removeprefix("integrations/"))
+    if integration is None:
+        return message(500, "Internal Server Error")
+    version = str(integration.payload_format_version or "2.0")
+    common = {
+        "api_id": api.api_id,
+        "stage": stage.name,
+        "stage_variables": stage.stage_variables,
+        "path": path,
+        "parameters": parameters,
+    }
+    if version == "1.0":
+        event = proxy_event(
+            request,
+            resource_path=str(route.route_key).partition(" ")[2] or path,
+            resource_id=route.route_id,
+            version="1.0",
+            **common,
+        )
+    else:
+        event = event_v2(request, route_key=str(route.route_key), **common)
+    result = invoke_proxy(str(integration.integration_uri), event)
+    if result is None:
+        return message(500, "Internal Server Error")
+    response = proxy_response(result) if version == "1.0" else response_v2(result)
+    if response is None:
+        return message(500, "Internal Server Error")
+    response.headers["apigw-requestid"] = event["requestContext"]["requestId"]
     return response
 
 

@@ -21,10 +21,13 @@ from localcloud.cloudformation.provider import Deployment, Provider, physical_na
 from localcloud.services.apigateway.definition import (
     INTEGRATION,
     import_paths,
+    import_routes,
     operations,
     refused_integration,
 )
 from localcloud.services.apigateway.invoke import local_url
+
+API_TYPES: Final = frozenset({"AWS::ApiGateway::RestApi", "AWS::ApiGatewayV2::Api"})
 
 
 def _gone_is_deleted(call: Any, **kwargs: Any) -> None:
@@ -64,10 +67,12 @@ class RestApiProvider(Provider):
         _gone_is_deleted(client.delete_rest_api, restApiId=stack.refs[logical_id])
 
     def local_output(self, stack: Deployment, name: str, value: str) -> str:
+        """Execute-api URLs of the stack's REST and HTTP APIs alike (this provider speaks
+        for both types)."""
         ids = [
             str(stack.refs[logical_id])
             for logical_id, resource in stack.template.resources.items()
-            if resource.get("Type") == self.TYPE and logical_id in stack.refs
+            if resource.get("Type") in API_TYPES and logical_id in stack.refs
         ]
         local = local_url(value, ids)
         if local != value:
@@ -131,4 +136,80 @@ class StageProvider(Provider):
         )
 
 
-PROVIDERS: Final = (RestApiProvider(), DeploymentProvider(), StageProvider())
+class HttpApiProvider(Provider):
+    """``AWS::ApiGatewayV2::Api`` of protocol ``HTTP`` (SAM's ``HttpApi`` events and
+    ``AWS::Serverless::HttpApi``): its OpenAPI ``Body``'s operations become routes and
+    Lambda proxy integrations. ``Ref``: the API's id; ``ApiEndpoint``: its AWS URL."""
+
+    TYPE = "AWS::ApiGatewayV2::Api"
+    PROPERTIES = frozenset({"Body", "Name", "Description", "ProtocolType", "Tags"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        protocol = str(properties.get("ProtocolType", "HTTP"))
+        if protocol != "HTTP":
+            raise UnsupportedTemplate(
+                f"{logical_id}.ProtocolType", f"{protocol} APIs are not run locally (HTTP is)"
+            )
+        body = properties.get("Body") or {}
+        for path, method, operation in operations(body):
+            refused = refused_integration(operation.get(INTEGRATION))
+            if refused is not None:
+                raise UnsupportedTemplate(
+                    f"{logical_id}.Body.paths.{path}.{method.lower()}", refused
+                )
+        title = (body.get("info") or {}).get("title")
+        name = str(properties.get("Name") or title or physical_name(stack, logical_id, 128))
+        client = stack.client("apigatewayv2")
+        kwargs = {"Name": name, "ProtocolType": "HTTP"}
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        api = client.create_api(**kwargs)
+        stack.refs[logical_id] = api["ApiId"]
+        import_routes(client, api["ApiId"], body)
+        stack.attributes[(logical_id, "ApiEndpoint")] = (
+            f"https://{api['ApiId']}.execute-api.{stack.region}.amazonaws.com"
+        )
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        _gone_is_deleted(stack.client("apigatewayv2").delete_api, ApiId=stack.refs[logical_id])
+
+
+class HttpStageProvider(Provider):
+    """``AWS::ApiGatewayV2::Stage`` (``$default`` is reached with no stage in the path, as
+    on AWS). ``AutoDeploy`` is how every local stage behaves: it serves the routes as
+    they are. ``Ref``: its name."""
+
+    TYPE = "AWS::ApiGatewayV2::Stage"
+    PROPERTIES = frozenset(
+        {"ApiId", "StageName", "AutoDeploy", "Tags", "StageVariables", "Description"}
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        kwargs: dict[str, Any] = {
+            "ApiId": str(properties["ApiId"]),
+            "StageName": str(properties["StageName"]),
+            "AutoDeploy": True,
+        }
+        if "StageVariables" in properties:
+            kwargs["StageVariables"] = {k: str(v) for k, v in properties["StageVariables"].items()}
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        stack.client("apigatewayv2").create_stage(**kwargs)
+        stack.refs[logical_id] = kwargs["StageName"]
+        stack.attributes[(logical_id, "ApiId")] = kwargs["ApiId"]
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        _gone_is_deleted(
+            stack.client("apigatewayv2").delete_stage,
+            ApiId=stack.attributes[(logical_id, "ApiId")],
+            StageName=stack.refs[logical_id],
+        )
+
+
+PROVIDERS: Final = (
+    RestApiProvider(),
+    DeploymentProvider(),
+    StageProvider(),
+    HttpApiProvider(),
+    HttpStageProvider(),
+)
