@@ -160,6 +160,8 @@ class Guard:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         request = Request(environ, populate_request=False, shallow=True)
+        if self.public is not None and self.public(request.path):
+            return self._public_route(request, environ, start_response)
         refusal, cross_origin = self._check(request)
         if refusal is not None:
             return refusal(environ, start_response)
@@ -194,18 +196,33 @@ class Guard:
 
         return self.app(environ, start)
 
+    def _public_route(
+        self, request: Request, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Any:
+        """An API's route, public on AWS: the Host check applies (DNS rebinding), the
+        origin is the API's to answer (its own CORS headers reach the browser, which
+        decides, as it does for the API on AWS), and no signature is asked for."""
+        host = request.headers.get("Host")
+        refusal = self._host_refusal(host)
+        if refusal is not None:
+            return refusal(environ, start_response)
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            kept = [
+                *headers,
+                ("X-Content-Type-Options", "nosniff"),
+                ("Content-Security-Policy", "sandbox; default-src 'none'"),
+            ]
+            return start_response(status, kept, exc_info)
+
+        return self.app(environ, start)
+
     def _check(self, request: Request) -> tuple[Response | None, bool]:
         """``(refusal or None, whether the request is an allowed cross-origin one)``."""
         host = request.headers.get("Host")
-        if not self.policy.host_allowed(host):
-            return self._refuse(
-                "host",
-                str(host),
-                403,
-                f"Host {host!r} is not a name this local cloud answers for "
-                f"(accepted: {', '.join(self.policy.allowed_hosts())}); reach it by one of "
-                "those, or start it with --allow-host NAME",
-            ), False
+        refusal = self._host_refusal(host)
+        if refusal is not None:
+            return refusal, False
         origin = request.headers.get("Origin")
         cross_origin = False
         if origin is not None and not self.policy.own_origin(origin, host):
@@ -242,8 +259,6 @@ class Guard:
                 404,
                 "moto's control API is not served by the local cloud",
             ), False
-        if self.public is not None and self.public(path):
-            return None, cross_origin
         if not signed(request):
             self._note("unsigned", f"{request.method} {path}")
             return unsigned_refusal(request), False
@@ -252,6 +267,19 @@ class Guard:
             self._note("signature", f"{request.method} {path}", "malformed Authorization header")
             return malformed, False
         return None, cross_origin
+
+    def _host_refusal(self, host: str | None) -> Response | None:
+        """The refusal of a Host this local cloud does not answer for, else ``None``."""
+        if self.policy.host_allowed(host):
+            return None
+        return self._refuse(
+            "host",
+            str(host),
+            403,
+            f"Host {host!r} is not a name this local cloud answers for "
+            f"(accepted: {', '.join(self.policy.allowed_hosts())}); reach it by one of "
+            "those, or start it with --allow-host NAME",
+        )
 
     def _refuse(self, reason: str, subject: str, status: int, message: str) -> Response:
         self._note(reason, subject, message)

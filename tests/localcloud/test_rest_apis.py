@@ -240,3 +240,18 @@ def test_a_2_0_result_with_cookies_or_a_bare_string() -> None:
     assert bare is not None
     assert (bare.status_code, bare.get_data(), bare.mimetype) == (200, b"hello", "application/json")
     assert response_v2({"statusCode": 200, "cookies": "a=1"}) is None
+
+
+def test_a_foreign_page_reaches_the_routes_as_on_aws_and_nothing_else(cloud: LocalCloud) -> None:
+    """On a route the API answers the origin (here the function's own CORS header, which
+    the browser then applies); the control plane and the view still refuse it."""
+    origin = {"Origin": "https://shop.example", "Sec-Fetch-Site": "cross-site"}
+    status, headers, _ = call(f"{cloud.outputs['ImplicitUrl']}/items/x", headers=origin)
+    assert (status, headers["Access-Control-Allow-Origin"]) == (200, "https://shop.example")
+    # a preflight to a route without an OPTIONS method: API Gateway's own answer
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/items/x", "OPTIONS", headers=origin)
+    assert (status, json.loads(body)) == (403, {"message": "Missing Authentication Token"})
+    for elsewhere in ("/restapis", "/_localcloud/", "/"):
+        status, _, body = call(f"{cloud.endpoint_url}{elsewhere}", headers=origin)
+        assert status == 403, elsewhere
+        assert b"refused" in body, elsewhere
