@@ -36,6 +36,8 @@ _LOCAL_PROPERTIES: Final = {
     "AWS::Serverless::Function": "CodeUri",
     "AWS::Serverless::StateMachine": "DefinitionUri",
     "AWS::Serverless::LayerVersion": "ContentUri",
+    "AWS::Serverless::Api": "DefinitionUri",
+    "AWS::Serverless::HttpApi": "DefinitionUri",
 }
 
 

@@ -255,3 +255,20 @@ def test_a_foreign_page_reaches_the_routes_as_on_aws_and_nothing_else(cloud: Loc
         status, _, body = call(f"{cloud.endpoint_url}{elsewhere}", headers=origin)
         assert status == 403, elsewhere
         assert b"refused" in body, elsewhere
+
+
+def test_an_api_written_resource_by_resource(cloud: LocalCloud) -> None:
+    assert cloud.outputs["HandUrl"].endswith("/live/_user_request_/orders")
+    status, _, body = call(f"{cloud.outputs['HandUrl']}/o-1")
+    seen = json.loads(body)
+    assert (status, seen["resource"], seen["pathParameters"]) == (
+        200,
+        "/orders/{orderId}",
+        {"orderId": "o-1"},
+    )
+    assert call(cloud.outputs["HandUrl"])[0] == 403  # /orders has no method
+
+
+def test_an_api_whose_definition_is_a_file_of_the_app(cloud: LocalCloud) -> None:
+    status, _, body = call(cloud.outputs["FileUrl"])
+    assert (status, json.loads(body)["resource"]) == (200, "/from-file")

@@ -5,6 +5,7 @@ account:
 - ``AWS::ApiGateway::RestApi`` with an OpenAPI ``Body`` (its paths become the API's
   resources, methods and integrations: :mod:`.definition`); ``Ref``: the API's id;
   ``RootResourceId``: its ``/`` resource's;
+- ``AWS::ApiGateway::Resource`` and ``Method``, as a template writes them by hand;
 - ``AWS::ApiGateway::Deployment`` (``Ref``: its id) and ``AWS::ApiGateway::Stage`` (``Ref``:
   its name), which the API is invoked through (:mod:`.invoke`).
 """
@@ -17,7 +18,15 @@ from typing import Any, Final
 from botocore.exceptions import ClientError
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
-from localcloud.cloudformation.provider import Deployment, Provider, physical_name
+from localcloud.cloudformation.provider import (
+    Deployment,
+    Provider,
+    physical_name,
+    read_s3_object,
+    refuse_unknown,
+)
+from localcloud.cloudformation.template import parse_body
+from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.apigateway.definition import (
     INTEGRATION,
     import_paths,
@@ -39,12 +48,42 @@ def _gone_is_deleted(call: Any, **kwargs: Any) -> None:
             raise
 
 
+def definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> Any:
+    """The API's OpenAPI definition: ``Body``, or the file ``BodyS3Location`` names (SAM's
+    ``DefinitionUri``: the object ``sam deploy`` uploaded, or a from-source deploy's local
+    file), YAML or JSON.
+
+    Raises:
+        UnsupportedTemplate: the object or file is missing, or is not a definition.
+    """
+    location = properties.get("BodyS3Location")
+    if location is None:
+        return properties.get("Body") or {}
+    where = f"{logical_id}.BodyS3Location"
+    refuse_unknown(location, {"Bucket", "Key", "Version", "ETag"}, where, "BodyS3Location")
+    if location.get("Bucket") == LOCAL_PATHS:
+        path = local_path(str(location["Key"]))
+        if not path.is_file():
+            raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
+        text = path.read_text()
+    else:
+        text = read_s3_object(
+            stack, where, location["Bucket"], location["Key"], location.get("Version")
+        ).decode("utf-8", "replace")
+    try:
+        return parse_body(text)
+    except UnsupportedTemplate as exc:
+        raise UnsupportedTemplate(where, f"not an OpenAPI definition ({exc})") from exc
+
+
 class RestApiProvider(Provider):
     TYPE = "AWS::ApiGateway::RestApi"
-    PROPERTIES = frozenset({"Body", "Name", "Description", "EndpointConfiguration"})
+    PROPERTIES = frozenset(
+        {"Body", "BodyS3Location", "Name", "Description", "EndpointConfiguration"}
+    )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        body = properties.get("Body") or {}
+        body = definition(stack, logical_id, properties)
         for path, method, operation in operations(body):
             refused = refused_integration(operation.get(INTEGRATION))
             if refused is not None:
@@ -81,6 +120,85 @@ class RestApiProvider(Provider):
                 f"{local} (a function variable built the same way still holds the AWS URL)"
             )
         return local
+
+
+class ResourceProvider(Provider):
+    """``AWS::ApiGateway::Resource`` written by hand: a path part under its parent.
+    ``Ref``: its id."""
+
+    TYPE = "AWS::ApiGateway::Resource"
+    PROPERTIES = frozenset({"RestApiId", "ParentId", "PathPart"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        api = str(properties["RestApiId"])
+        created = stack.client("apigateway").create_resource(
+            restApiId=api,
+            parentId=str(properties["ParentId"]),
+            pathPart=str(properties["PathPart"]),
+        )
+        stack.refs[logical_id] = created["id"]
+        stack.attributes[(logical_id, "RestApiId")] = api
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        _gone_is_deleted(
+            stack.client("apigateway").delete_resource,
+            restApiId=stack.attributes[(logical_id, "RestApiId")],
+            resourceId=stack.refs[logical_id],
+        )
+
+
+class MethodProvider(Provider):
+    """``AWS::ApiGateway::Method`` written by hand, with its ``Integration`` (a Lambda
+    proxy one; any other type is refused by name, as in a definition). ``Ref``: its id."""
+
+    TYPE = "AWS::ApiGateway::Method"
+    PROPERTIES = frozenset(
+        {"RestApiId", "ResourceId", "HttpMethod", "AuthorizationType", "Integration"}
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        integration = dict(properties.get("Integration") or {})
+        refuse_unknown(
+            integration,
+            {"Type", "IntegrationHttpMethod", "Uri"},
+            f"{logical_id}.Integration",
+            "Integration",
+        )
+        refused = refused_integration(
+            {"type": integration.get("Type", ""), "uri": integration.get("Uri", "")}
+        )
+        if refused is not None:
+            raise UnsupportedTemplate(f"{logical_id}.Integration", refused)
+        authorization = str(properties.get("AuthorizationType", "NONE"))
+        if authorization != "NONE":
+            raise UnsupportedTemplate(
+                f"{logical_id}.AuthorizationType", f"{authorization} is not run locally (NONE is)"
+            )
+        api, resource = str(properties["RestApiId"]), str(properties["ResourceId"])
+        method = str(properties["HttpMethod"]).upper()
+        client = stack.client("apigateway")
+        client.put_method(
+            restApiId=api, resourceId=resource, httpMethod=method, authorizationType="NONE"
+        )
+        client.put_integration(
+            restApiId=api,
+            resourceId=resource,
+            httpMethod=method,
+            type="AWS_PROXY",
+            integrationHttpMethod=str(integration.get("IntegrationHttpMethod", "POST")),
+            uri=str(integration["Uri"]),
+        )
+        stack.refs[logical_id] = f"{api}-{resource}-{method}"
+        stack.attributes[(logical_id, "Method")] = (api, resource, method)
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        api, resource, method = stack.attributes[(logical_id, "Method")]
+        _gone_is_deleted(
+            stack.client("apigateway").delete_method,
+            restApiId=api,
+            resourceId=resource,
+            httpMethod=method,
+        )
 
 
 class DeploymentProvider(Provider):
@@ -142,7 +260,9 @@ class HttpApiProvider(Provider):
     Lambda proxy integrations. ``Ref``: the API's id; ``ApiEndpoint``: its AWS URL."""
 
     TYPE = "AWS::ApiGatewayV2::Api"
-    PROPERTIES = frozenset({"Body", "Name", "Description", "ProtocolType", "Tags"})
+    PROPERTIES = frozenset(
+        {"Body", "BodyS3Location", "Name", "Description", "ProtocolType", "Tags"}
+    )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         protocol = str(properties.get("ProtocolType", "HTTP"))
@@ -150,7 +270,7 @@ class HttpApiProvider(Provider):
             raise UnsupportedTemplate(
                 f"{logical_id}.ProtocolType", f"{protocol} APIs are not run locally (HTTP is)"
             )
-        body = properties.get("Body") or {}
+        body = definition(stack, logical_id, properties)
         for path, method, operation in operations(body):
             refused = refused_integration(operation.get(INTEGRATION))
             if refused is not None:
@@ -208,6 +328,8 @@ class HttpStageProvider(Provider):
 
 PROVIDERS: Final = (
     RestApiProvider(),
+    ResourceProvider(),
+    MethodProvider(),
     DeploymentProvider(),
     StageProvider(),
     HttpApiProvider(),
