@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -28,6 +29,11 @@ from samtranslator.public.plugins import BasePlugin  # type: ignore[import-untyp
 from samtranslator.translator.translator import Translator  # type: ignore[import-untyped]
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
+
+# Without a feature toggle configuration (AWS's own is not public) every toggle is off, as
+# the transform means it to be, but each lookup warns once per resource (an HTTP API's
+# ``normalized_open_api_version``): the deploy's output would repeat it for every API.
+logging.getLogger("samtranslator.feature_toggle.feature_toggle").setLevel(logging.ERROR)
 
 SAM_TRANSFORM: Final = "AWS::Serverless-2016-10-31"
 LOCAL_PATHS: Final = "localcloud-local-paths"
