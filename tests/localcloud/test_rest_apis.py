@@ -272,3 +272,46 @@ def test_an_api_written_resource_by_resource(cloud: LocalCloud) -> None:
 def test_an_api_whose_definition_is_a_file_of_the_app(cloud: LocalCloud) -> None:
     status, _, body = call(cloud.outputs["FileUrl"])
     assert (status, json.loads(body)["resource"]) == (200, "/from-file")
+
+
+def test_sams_cors_answers_the_preflight_with_the_apis_headers(cloud: LocalCloud) -> None:
+    origin = {"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"}
+    status, headers, body = call(cloud.outputs["ExplicitUrl"], "OPTIONS", headers=origin)
+    assert (status, body) == (200, b"{}\n")
+    assert headers["Access-Control-Allow-Origin"] == "https://shop.example"
+    assert headers["Access-Control-Allow-Methods"] == "GET,OPTIONS"
+    assert headers["Access-Control-Allow-Headers"] == "content-type,x-trace"
+
+
+def test_a_mock_integration_that_is_not_static_is_refused_by_name(cloud: LocalCloud) -> None:
+    mock = {
+        "type": "mock",
+        "requestTemplates": {"application/json": '{"statusCode": 200}'},
+        "responses": {
+            "default": {
+                "statusCode": "200",
+                "responseParameters": {
+                    "method.response.header.X-Id": "integration.response.body.id"
+                },
+            }
+        },
+    }
+    body = {
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Api": {
+                "Type": "AWS::ApiGateway::RestApi",
+                "Properties": {
+                    "Body": {
+                        "swagger": "2.0",
+                        "info": {"title": "mock"},
+                        "paths": {"/x": {"options": {"x-amazon-apigateway-integration": mock}}},
+                    }
+                },
+            }
+        },
+    }
+    name = f"mock-{uuid.uuid4().hex[:6]}"
+    change_set(cloud, name, json.dumps(body))
+    reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
+    assert any("Api.Body.paths./x.options" in r and "static" in r for r in reasons), reasons

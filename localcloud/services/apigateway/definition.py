@@ -32,15 +32,39 @@ def operations(body: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any
 
 
 def refused_integration(integration: Mapping[str, Any] | None) -> str | None:
-    """Why the local cloud cannot run an operation's integration, or ``None``."""
+    """Why the local cloud cannot run an operation's integration, or ``None``: a Lambda
+    proxy integration runs, and a ``mock`` one whose one ``default`` response sets static
+    headers (what SAM's ``Cors`` writes for each ``OPTIONS`` method)."""
     if not integration:
         return "an operation without x-amazon-apigateway-integration is not run locally"
     kind = str(integration.get("type", "")).lower()
+    if kind == "mock":
+        return _refused_mock(integration)
     if kind != "aws_proxy":
         return f"integration type {kind or '(none)'} is not run locally yet (aws_proxy is)"
     if ":lambda:path/" not in str(integration.get("uri", "")):
         return "an aws_proxy integration runs locally only to a Lambda function"
     return None
+
+
+def _refused_mock(integration: Mapping[str, Any]) -> str | None:
+    responses = integration.get("responses") or {}
+    if set(responses) != {"default"}:
+        return "a mock integration runs locally only with one 'default' response"
+    parameters = (responses["default"] or {}).get("responseParameters") or {}
+    for name, value in parameters.items():
+        if not (str(name).startswith("method.response.header.") and is_static(value)):
+            return (
+                "a mock integration's responseParameters run locally only as static "
+                f"header values ('…'), not {name}: {value}"
+            )
+    return None
+
+
+def is_static(value: Any) -> bool:
+    """Whether a response parameter's value is a static one (``'text'``)."""
+    text = str(value)
+    return len(text) >= 2 and text[0] == text[-1] == "'"
 
 
 def import_paths(client: Any, api_id: str, body: Mapping[str, Any]) -> None:
@@ -63,6 +87,9 @@ def import_paths(client: Any, api_id: str, body: Mapping[str, Any]) -> None:
             restApiId=api_id, resourceId=resource_id, httpMethod=method, authorizationType="NONE"
         )
         integration = operation[INTEGRATION]
+        if str(integration.get("type", "")).lower() == "mock":
+            _put_mock(client, api_id, resource_id, method, integration)
+            continue
         client.put_integration(
             restApiId=api_id,
             resourceId=resource_id,
@@ -71,6 +98,36 @@ def import_paths(client: Any, api_id: str, body: Mapping[str, Any]) -> None:
             integrationHttpMethod=str(integration.get("httpMethod", "POST")),
             uri=str(integration["uri"]),
         )
+
+
+def _put_mock(
+    client: Any, api_id: str, resource_id: str, method: str, integration: Mapping[str, Any]
+) -> None:
+    default = integration["responses"]["default"] or {}
+    status = str(default.get("statusCode", "200"))
+    client.put_integration(
+        restApiId=api_id,
+        resourceId=resource_id,
+        httpMethod=method,
+        type="MOCK",
+        requestTemplates={
+            k: str(v) for k, v in (integration.get("requestTemplates") or {}).items()
+        },
+    )
+    client.put_method_response(
+        restApiId=api_id, resourceId=resource_id, httpMethod=method, statusCode=status
+    )
+    client.put_integration_response(
+        restApiId=api_id,
+        resourceId=resource_id,
+        httpMethod=method,
+        statusCode=status,
+        selectionPattern="",
+        responseParameters={
+            k: str(v) for k, v in (default.get("responseParameters") or {}).items()
+        },
+        responseTemplates={k: str(v) for k, v in (default.get("responseTemplates") or {}).items()},
+    )
 
 
 def import_routes(client: Any, api_id: str, body: Mapping[str, Any]) -> None:

@@ -142,6 +142,8 @@ def handle(request: Request) -> Response:
     if found is None:
         return message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
     resource, method, parameters = found
+    if str(getattr(method.method_integration, "integration_type", "")).upper() == "MOCK":
+        return mock_response(method.method_integration)
     uri = str(getattr(method.method_integration, "uri", "") or "")
     event = proxy_event(
         request,
@@ -159,6 +161,18 @@ def handle(request: Request) -> Response:
         return message(502, "Internal server error")
     response.headers["x-amzn-RequestId"] = event["requestContext"]["requestId"]
     return response
+
+
+def mock_response(integration: Any) -> Response:
+    """A mock integration's answer (:func:`~.definition.refused_integration` says which
+    run): its response's status, static headers and JSON template."""
+    status, response = next(iter((integration.integration_responses or {}).items()))
+    templates = response.response_templates or {}
+    answer = Response(str(templates.get("application/json", "")), int(status))
+    answer.headers["Content-Type"] = "application/json"
+    for name, value in (response.response_parameters or {}).items():
+        answer.headers[str(name).removeprefix("method.response.header.")] = str(value)[1:-1]
+    return answer
 
 
 def _http_route(api: Any, method: str, path: str) -> tuple[Any, dict[str, str]] | None:

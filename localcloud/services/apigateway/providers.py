@@ -272,7 +272,10 @@ class HttpApiProvider(Provider):
             )
         body = definition(stack, logical_id, properties)
         for path, method, operation in operations(body):
-            refused = refused_integration(operation.get(INTEGRATION))
+            integration = operation.get(INTEGRATION) or {}
+            refused = refused_integration(integration)
+            if str(integration.get("type", "")).lower() == "mock":
+                refused = "an HTTP API has no mock integrations"
             if refused is not None:
                 raise UnsupportedTemplate(
                     f"{logical_id}.Body.paths.{path}.{method.lower()}", refused
