@@ -5,8 +5,9 @@ creates and invokes them, and the event source mappings that feed them.
   process or as process trees fed by the Lambda Runtime API, the function's environment,
   its output, the account's functions, and the listeners and hooks around every invocation;
 - the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
-  runtime; the event source mapping API (:mod:`.mapping_patches`), moto's own SQS trigger
-  switched off; ``Code.Location`` as a link that downloads the package (:mod:`.code_links`);
+  runtime; versions and aliases (:mod:`.version_patches`); the event source mapping API
+  (:mod:`.mapping_patches`), moto's own SQS trigger switched off; ``Code.Location`` as a
+  link that downloads the package (:mod:`.code_links`);
 - event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
 - whether a function's role lets Lambda create its log group (:mod:`.permissions`);
@@ -25,6 +26,7 @@ from localcloud.services.lambda_ import (
     mapping_patches,
     patches,
     providers,
+    version_patches,
 )
 from localcloud.services.lambda_.runtime import (
     Function,
@@ -62,7 +64,12 @@ from localcloud.services.service import Service
 SERVICE: Final = Service(
     "lambda",
     providers=providers.PROVIDERS,
-    patches=(*patches.PATCHES, *mapping_patches.PATCHES, *code_links.PATCHES),
+    patches=(
+        *patches.PATCHES,
+        *version_patches.PATCHES,
+        *mapping_patches.PATCHES,
+        *code_links.PATCHES,
+    ),
 )
 
 __all__ = [

@@ -8,9 +8,7 @@
   hook for it.
 - ``LambdaResponse.invoke``: Invoke's ``Qualifier`` (a version or an alias) reaches the
   backend (moto reads a lower-case ``qualifier`` no SDK sends).
-- ``LambdaBackend.publish_version`` and the alias API: a published version runs the
-  package and configuration it was published with; an invocation through an alias runs
-  the version it points to.
+- versions and aliases: :mod:`.version_patches`.
 - ``LambdaBackend.create_function``, ``update_function_code`` and ``delete_function``:
   every function of the account runs its code, whoever made it (a template, ``sam
   deploy``, ``aws lambda create-function``): the package moto stores is run in a worker
@@ -51,9 +49,7 @@ from localcloud.services.lambda_.runtime import (
     invoke_through_api,
     lookup,
     register,
-    register_version,
     runnable,
-    set_alias,
     unregister,
 )
 from localcloud.services.lambda_.runtime.environment import PLATFORM_KEYS, reserved_in
@@ -115,7 +111,8 @@ def _header(headers: Any, name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _refuse(message: str) -> JsonRESTError:
+def refuse(message: str) -> JsonRESTError:
+    """400 ``InvalidParameterValueException`` with ``message``."""
     return JsonRESTError("InvalidParameterValueException", message)
 
 
@@ -168,7 +165,7 @@ def _direct_upload(zip_file: Any, operation: str) -> bytes | None:
     return package
 
 
-def _runnable(
+def runnable_of(
     backend: LambdaBackend,
     function: LambdaFunction,
     log_group: str | None,
@@ -216,14 +213,14 @@ def _create_function(original: Method) -> Method:
         spec = {**spec, "FunctionName": plain_name}  # the name, out of a (partial) ARN
         refused = check_runtime(spec.get("Runtime"), spec.get("PackageType"))
         if refused is not None:
-            raise _refuse(refused)
+            raise refuse(refused)
         _direct_upload((spec.get("Code") or {}).get("ZipFile"), "CreateFunction")
         if len(spec.get("Layers") or []) > MAX_LAYERS:
-            raise _refuse(f"Cannot reference more than {MAX_LAYERS} layers.")
+            raise refuse(f"Cannot reference more than {MAX_LAYERS} layers.")
         function: LambdaFunction = original(self, spec)
         logging_config = spec.get("LoggingConfig") or {}
         try:
-            register(_runnable(self, function, logging_config.get("LogGroup")))
+            register(runnable_of(self, function, logging_config.get("LogGroup")))
         except PackageError as error:  # nothing of the function stays
             self._lambdas.del_function(function.function_name)
             raise _package_error(error) from None
@@ -238,7 +235,7 @@ def _update_code(original: Method) -> Method:
     ) -> dict[str, Any] | None:
         package = _direct_upload(body.get("ZipFile"), "UpdateFunctionCode")
         if package is not None and not zipfile.is_zipfile(io.BytesIO(package)):
-            raise _refuse(
+            raise refuse(
                 "Could not unzip uploaded file. Please check your file, then try to upload again."
             )
         function = self.get_function(function_name)
@@ -257,7 +254,7 @@ def _update_code(original: Method) -> Method:
         except KeyError:
             log_group = None
         try:
-            runs = _runnable(self, function, log_group)
+            runs = runnable_of(self, function, log_group)
         except PackageError as error:  # the function keeps the code it had
             function.code_bytes, function.code, function.code_sha_256, function.code_size = saved
             raise _package_error(error) from None
@@ -288,7 +285,7 @@ def _update_configuration(original: Method) -> Method:
             return original(self, function_name, qualifier, body)  # type: ignore[no-any-return]
         unsupported = sorted(set(body) - HONOURED - IGNORED_LOCALLY)
         if unsupported:
-            raise _refuse(
+            raise refuse(
                 f"the local cloud cannot apply {', '.join(unsupported)} to {function.name}; "
                 "it applies Environment, Timeout, MemorySize and Description"
             )
@@ -296,7 +293,7 @@ def _update_configuration(original: Method) -> Method:
         if variables is not None:
             reserved = reserved_in(variables)
             if reserved:
-                raise _refuse(
+                raise refuse(
                     "Lambda was unable to configure your environment variables because the "
                     "environment variables you have provided contains reserved keys that are "
                     "currently not supported for modification. Reserved keys used in this "
@@ -314,57 +311,6 @@ def _update_configuration(original: Method) -> Method:
         return response
 
     return update_function_configuration
-
-
-def _publish_version(original: Method) -> Method:
-    def publish_version(
-        self: LambdaBackend, function_name: str, description: str = ""
-    ) -> LambdaFunction | None:
-        published: LambdaFunction | None = original(self, function_name, description)
-        if published is None:
-            return None
-        try:
-            lookup(published.function_name, str(published.version))
-        except KeyError:  # new: it runs the package and configuration it has now
-            try:
-                log_group = lookup(published.function_name).log_group
-            except KeyError:
-                log_group = None
-            register_version(_runnable(self, published, log_group, str(published.version)))
-        return published
-
-    return publish_version
-
-
-def _alias(original: Method) -> Method:
-    def put_alias(
-        self: LambdaBackend,
-        name: str,
-        function_name: str,
-        function_version: str,
-        description: str,
-        routing_config: Any,
-    ) -> Any:
-        if routing_config and (routing_config.get("AdditionalVersionWeights") or {}):
-            raise _refuse(
-                "the local cloud does not split an alias's traffic between versions "
-                "(RoutingConfig.AdditionalVersionWeights); point the alias at one version"
-            )
-        alias = original(self, name, function_name, function_version, description, routing_config)
-        set_alias(
-            alias.arn.split(":function:")[1].split(":")[0], alias.name, str(alias.function_version)
-        )
-        return alias
-
-    return put_alias
-
-
-def _delete_alias(original: Method) -> Method:
-    def delete_alias(self: LambdaBackend, name: str, function_name: str) -> None:
-        original(self, name, function_name)
-        set_alias(function_name.split(":function:")[-1].split(":")[0], name, None)
-
-    return delete_alias
 
 
 def _configuration(original: Method) -> Method:
@@ -458,30 +404,6 @@ PATCHES: Final = (
         ("self", "function_name"),
         _delete_concurrency,
         "an unreserved function is limited by the account's concurrency only",
-    ),
-    Patch(
-        LambdaBackend,
-        "publish_version",
-        ("self", "function_name", "description"),
-        _publish_version,
-        "a published version runs the code and configuration it was published with",
-    ),
-    *(
-        Patch(
-            LambdaBackend,
-            method,
-            ("self", "name", "function_name", "function_version", "description", "routing_config"),
-            _alias,
-            "an invocation through an alias runs the version it points to",
-        )
-        for method in ("create_alias", "update_alias")
-    ),
-    Patch(
-        LambdaBackend,
-        "delete_alias",
-        ("self", "name", "function_name"),
-        _delete_alias,
-        "a deleted alias runs nothing",
     ),
     Patch(
         LambdaFunction,
