@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import fnmatch
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
@@ -64,14 +65,53 @@ def _multi(
     return (single or None, multi or None)
 
 
-def request_body(request: Request) -> tuple[str | None, bool]:
-    """The event's ``body`` and ``isBase64Encoded``: text when the body is UTF-8, else
-    base64 (binary media types are not applied yet)."""
+TEXT_TYPES: Final = (
+    "application/json",
+    "application/javascript",
+    "application/xml",
+    "application/x-www-form-urlencoded",
+)
+
+
+def _is_text(mimetype: str) -> bool:
+    """Whether an HTTP API reads a body of ``mimetype`` as text."""
+    return (
+        mimetype.startswith("text/")
+        or mimetype in TEXT_TYPES
+        or mimetype.endswith(("+json", "+xml"))
+    )
+
+
+def request_body(
+    request: Request, binary_media_types: Sequence[str] | None = None
+) -> tuple[str | None, bool]:
+    """The event's ``body`` and ``isBase64Encoded``.
+
+    A REST API (``binary_media_types``: its ``binaryMediaTypes``, which may hold
+    wildcards, ``image/*``) base64-encodes a body whose ``Content-Type`` is one of them
+    and passes any other as UTF-8 text ("Working with binary media types for REST
+    APIs"); an HTTP API (``None``) base64-encodes every body that is not of a text type,
+    or, with no ``Content-Type``, not UTF-8.
+    """
     raw = request.get_data()
-    try:
-        return (raw.decode("utf-8") if raw else None), False
-    except UnicodeDecodeError:
+    if not raw:
+        return None, False
+    mimetype = request.mimetype.lower()
+    if binary_media_types is not None:
+        binary = bool(mimetype) and any(
+            fnmatch.fnmatchcase(mimetype, str(kind).lower()) for kind in binary_media_types
+        )
+    elif mimetype:
+        binary = not _is_text(mimetype)
+    else:
+        try:
+            raw.decode("utf-8")
+            binary = False
+        except UnicodeDecodeError:
+            binary = True
+    if binary:
         return base64.b64encode(raw).decode(), True
+    return raw.decode("utf-8", "replace"), False
 
 
 def proxy_event(
@@ -85,10 +125,11 @@ def proxy_event(
     path: str,
     parameters: Mapping[str, str],
     version: str | None = None,
+    binary_media_types: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The Lambda proxy event of payload format 1.0 of ``request`` (an HTTP API's 1.0
-    integration adds ``version``)."""
-    body, encoded = request_body(request)
+    integration adds ``version``; a REST API gives its ``binary_media_types``)."""
+    body, encoded = request_body(request, binary_media_types)
     headers, multi_headers = _multi((k, v) for k, v in request.headers.items())
     query, multi_query = _multi(
         parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True)

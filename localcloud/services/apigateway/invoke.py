@@ -34,6 +34,7 @@ from moto.apigateway.models import RestAPI, apigateway_backends
 from moto.apigatewayv2.models import apigatewayv2_backends
 from werkzeug.wrappers import Request, Response
 
+from localcloud.services.apigateway.cors import add_headers, configuration, preflight
 from localcloud.services.apigateway.formats import (
     event_v2,
     invoke_proxy,
@@ -43,6 +44,8 @@ from localcloud.services.apigateway.formats import (
     proxy_response,
     response_v2,
 )
+from localcloud.services.apigateway.http_integration import run_subtype
+from localcloud.services.apigateway.rest_integration import run_aws_integration
 
 ROUTE: Final = re.compile(r"^/restapis/([^/]+)/([^/]+)/_user_request_(/.*)?$")
 """``/restapis/{api-id}/{stage}/_user_request_/{path}``."""
@@ -73,7 +76,7 @@ def local_url(value: str, api_ids: Iterable[str]) -> str:
 
     def local(match: re.Match[str]) -> str:
         api_id, _, segment = match.groups()
-        kind, api = _find(api_id)
+        kind, api, _ = _find(api_id)
         if api_id not in ids or api is None:
             return match.group(0)
         if kind == "http" and (not segment or segment not in api.stages or segment == DEFAULT):
@@ -95,15 +98,16 @@ DEFAULT: Final = "$default"
 """An HTTP API's default stage, reached with no stage name in the path."""
 
 
-def _find(api_id: str) -> tuple[str, Any]:
-    """``("rest", RestAPI)`` or ``("http", Api)`` of that id, or ``("", None)``."""
-    for backend in apigateway_backends[ACCOUNT_ID].values():
+def _find(api_id: str) -> tuple[str, Any, str]:
+    """``("rest", RestAPI, region)`` or ``("http", Api, region)`` of that id, or
+    ``("", None, "")``."""
+    for region, backend in apigateway_backends[ACCOUNT_ID].items():
         if api_id in backend.apis:
-            return "rest", backend.apis[api_id]
-    for http_backend in apigatewayv2_backends[ACCOUNT_ID].values():
+            return "rest", backend.apis[api_id], region
+    for region, http_backend in apigatewayv2_backends[ACCOUNT_ID].items():
         if api_id in http_backend.apis:
-            return "http", http_backend.apis[api_id]
-    return "", None
+            return "http", http_backend.apis[api_id], region
+    return "", None, ""
 
 
 def _route(api: RestAPI, method: str, path: str) -> tuple[Any, Any, dict[str, str]] | None:
@@ -131,9 +135,9 @@ def handle(request: Request) -> Response:
     matched = ROUTE.match(request.path)
     assert matched is not None
     api_id, stage_name, rest = matched.groups()
-    kind, api = _find(api_id)
+    kind, api, region = _find(api_id)
     if kind == "http":
-        return _handle_http(request, api, stage_name, rest or "/")
+        return _handle_http(request, api, region, stage_name, rest or "/")
     path = rest or "/"
     stage = None if api is None else api.stages.get(stage_name)
     if api is None or stage is None:
@@ -142,9 +146,11 @@ def handle(request: Request) -> Response:
     if found is None:
         return message(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
     resource, method, parameters = found
-    if str(getattr(method.method_integration, "integration_type", "")).upper() == "MOCK":
-        return mock_response(method.method_integration)
-    uri = str(getattr(method.method_integration, "uri", "") or "")
+    integration = method.method_integration
+    kind = str(getattr(integration, "integration_type", "")).upper()
+    if kind == "MOCK":
+        return mock_response(integration)
+    uri = str(getattr(integration, "uri", "") or "")
     event = proxy_event(
         request,
         api_id=api.id,
@@ -154,7 +160,12 @@ def handle(request: Request) -> Response:
         resource_id=resource.id,
         path=path,
         parameters=parameters,
+        binary_media_types=list(api.binaryMediaTypes or []),
     )
+    if kind == "AWS":
+        answer = run_aws_integration(request, integration, event, stage.variables, _endpoint())
+        answer.headers["x-amzn-RequestId"] = event["requestContext"]["requestId"]
+        return answer
     invocation = invoke_proxy(uri, event)
     response = None if invocation is None else proxy_response(invocation)
     if response is None:
@@ -200,7 +211,15 @@ def _http_route(api: Any, method: str, path: str) -> tuple[Any, dict[str, str]] 
     return None if default is None else (default, {})
 
 
-def _handle_http(request: Request, api: Any, first: str, rest: str) -> Response:
+def _endpoint() -> str:
+    """The local cloud's endpoint, which service integrations call."""
+    endpoint = _ENDPOINT
+    if endpoint is None:
+        raise RuntimeError("the local cloud is not serving: no endpoint to call")
+    return endpoint
+
+
+def _handle_http(request: Request, api: Any, region: str, first: str, rest: str) -> Response:
     """An HTTP API's request: ``/{stage}/…``, or ``$default``'s with no stage in the
     path (the local URL's stage segment is then ``$default``)."""
     if first in api.stages:
@@ -210,6 +229,16 @@ def _handle_http(request: Request, api: Any, first: str, rest: str) -> Response:
         path = rest if first == DEFAULT else f"/{first}{rest if rest != '/' else ''}"
     else:
         return message(404, "Not Found")
+    cors = configuration(api.cors_configuration)
+    if cors is None:
+        return _http_answer(request, api, region, stage, path)
+    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+        return preflight(cors, request)
+    return add_headers(cors, request, _http_answer(request, api, region, stage, path))
+
+
+def _http_answer(request: Request, api: Any, region: str, stage: Any, path: str) -> Response:
+    """The answer of the route ``path`` reaches in ``stage``, before CORS."""
     found = _http_route(api, request.method, path)
     if found is None:
         return message(404, "Not Found")
@@ -235,6 +264,10 @@ def _handle_http(request: Request, api: Any, first: str, rest: str) -> Response:
         )
     else:
         event = event_v2(request, route_key=str(route.route_key), **common)
+    if integration.integration_subtype:
+        answer = run_subtype(request, integration, event, region, _endpoint())
+        answer.headers["apigw-requestid"] = event["requestContext"]["requestId"]
+        return answer
     result = invoke_proxy(str(integration.integration_uri), event)
     if result is None:
         return message(500, "Internal Server Error")

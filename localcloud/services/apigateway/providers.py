@@ -30,16 +30,17 @@ from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.apigateway.definition import (
     INTEGRATION,
     import_paths,
-    import_routes,
     operations,
+    put_aws,
     refused_integration,
 )
 from localcloud.services.apigateway.invoke import local_url
 
+BINARY_MEDIA_TYPES: Final = "x-amazon-apigateway-binary-media-types"
 API_TYPES: Final = frozenset({"AWS::ApiGateway::RestApi", "AWS::ApiGatewayV2::Api"})
 
 
-def _gone_is_deleted(call: Any, **kwargs: Any) -> None:
+def gone_is_deleted(call: Any, **kwargs: Any) -> None:
     """Delete something that may have gone with its API: gone counts as deleted."""
     try:
         call(**kwargs)
@@ -79,7 +80,14 @@ def definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]
 class RestApiProvider(Provider):
     TYPE = "AWS::ApiGateway::RestApi"
     PROPERTIES = frozenset(
-        {"Body", "BodyS3Location", "Name", "Description", "EndpointConfiguration"}
+        {
+            "Body",
+            "BodyS3Location",
+            "Name",
+            "Description",
+            "EndpointConfiguration",
+            "BinaryMediaTypes",
+        }
     )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
@@ -93,17 +101,27 @@ class RestApiProvider(Provider):
         title = (body.get("info") or {}).get("title")
         name = str(properties.get("Name") or title or physical_name(stack, logical_id, 128))
         client = stack.client("apigateway")
-        kwargs = {"name": name}
+        kwargs: dict[str, Any] = {"name": name}
         if "Description" in properties:
             kwargs["description"] = str(properties["Description"])
         api = client.create_rest_api(**kwargs)
+        binary = properties.get("BinaryMediaTypes") or body.get(BINARY_MEDIA_TYPES) or []
+        kinds = [str(item).replace("~1", "/") for item in binary]  # SAM writes image~1png
+        if kinds:
+            client.update_rest_api(
+                restApiId=api["id"],
+                patchOperations=[
+                    {"op": "add", "path": f"/binaryMediaTypes/{k.replace('/', '~1')}", "value": k}
+                    for k in kinds
+                ],
+            )
         stack.refs[logical_id] = api["id"]
         import_paths(client, api["id"], body)
         stack.attributes[(logical_id, "RootResourceId")] = api["rootResourceId"]
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
         client = stack.client("apigateway")
-        _gone_is_deleted(client.delete_rest_api, restApiId=stack.refs[logical_id])
+        gone_is_deleted(client.delete_rest_api, restApiId=stack.refs[logical_id])
 
     def local_output(self, stack: Deployment, name: str, value: str) -> str:
         """Execute-api URLs of the stack's REST and HTTP APIs alike (this provider speaks
@@ -140,7 +158,7 @@ class ResourceProvider(Provider):
         stack.attributes[(logical_id, "RestApiId")] = api
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
-        _gone_is_deleted(
+        gone_is_deleted(
             stack.client("apigateway").delete_resource,
             restApiId=stack.attributes[(logical_id, "RestApiId")],
             resourceId=stack.refs[logical_id],
@@ -148,27 +166,46 @@ class ResourceProvider(Provider):
 
 
 class MethodProvider(Provider):
-    """``AWS::ApiGateway::Method`` written by hand, with its ``Integration`` (a Lambda
-    proxy one; any other type is refused by name, as in a definition). ``Ref``: its id."""
+    """``AWS::ApiGateway::Method`` written by hand, with its ``Integration``: a Lambda
+    proxy one, or an ``AWS`` one to a service the local cloud runs, with its templates,
+    parameters and ``IntegrationResponses`` (any other type is refused by name, as in a
+    definition). ``Ref``: its id."""
 
     TYPE = "AWS::ApiGateway::Method"
     PROPERTIES = frozenset(
-        {"RestApiId", "ResourceId", "HttpMethod", "AuthorizationType", "Integration"}
+        {
+            "RestApiId",
+            "ResourceId",
+            "HttpMethod",
+            "AuthorizationType",
+            "Integration",
+            "MethodResponses",
+            "RequestParameters",
+            "OperationName",
+        }
+    )
+    INTEGRATION_PROPERTIES = frozenset(
+        {
+            "Type",
+            "IntegrationHttpMethod",
+            "Uri",
+            "RequestTemplates",
+            "RequestParameters",
+            "PassthroughBehavior",
+            "Credentials",
+            "IntegrationResponses",
+        }
     )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         integration = dict(properties.get("Integration") or {})
-        refuse_unknown(
-            integration,
-            {"Type", "IntegrationHttpMethod", "Uri"},
-            f"{logical_id}.Integration",
-            "Integration",
-        )
+        where = f"{logical_id}.Integration"
+        refuse_unknown(integration, set(self.INTEGRATION_PROPERTIES), where, "Integration")
         refused = refused_integration(
             {"type": integration.get("Type", ""), "uri": integration.get("Uri", "")}
         )
         if refused is not None:
-            raise UnsupportedTemplate(f"{logical_id}.Integration", refused)
+            raise UnsupportedTemplate(where, refused)
         authorization = str(properties.get("AuthorizationType", "NONE"))
         if authorization != "NONE":
             raise UnsupportedTemplate(
@@ -180,25 +217,51 @@ class MethodProvider(Provider):
         client.put_method(
             restApiId=api, resourceId=resource, httpMethod=method, authorizationType="NONE"
         )
-        client.put_integration(
-            restApiId=api,
-            resourceId=resource,
-            httpMethod=method,
-            type="AWS_PROXY",
-            integrationHttpMethod=str(integration.get("IntegrationHttpMethod", "POST")),
-            uri=str(integration["Uri"]),
-        )
+        if str(integration.get("Type", "")).upper() == "AWS":
+            put_aws(client, api, resource, method, _as_definition(integration))
+        else:
+            client.put_integration(
+                restApiId=api,
+                resourceId=resource,
+                httpMethod=method,
+                type="AWS_PROXY",
+                integrationHttpMethod=str(integration.get("IntegrationHttpMethod", "POST")),
+                uri=str(integration["Uri"]),
+            )
         stack.refs[logical_id] = f"{api}-{resource}-{method}"
         stack.attributes[(logical_id, "Method")] = (api, resource, method)
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
         api, resource, method = stack.attributes[(logical_id, "Method")]
-        _gone_is_deleted(
+        gone_is_deleted(
             stack.client("apigateway").delete_method,
             restApiId=api,
             resourceId=resource,
             httpMethod=method,
         )
+
+
+def _as_definition(integration: Mapping[str, Any]) -> dict[str, Any]:
+    """A hand-written ``AWS`` ``Integration`` in the keys of a definition's
+    ``x-amazon-apigateway-integration`` (``IntegrationResponses`` by selection pattern)."""
+    responses = {}
+    for response in integration.get("IntegrationResponses") or []:
+        pattern = str(response.get("SelectionPattern") or "") or "default"
+        responses[pattern] = {
+            "statusCode": str(response.get("StatusCode", "200")),
+            "responseTemplates": response.get("ResponseTemplates") or {},
+            "responseParameters": response.get("ResponseParameters") or {},
+        }
+    return {
+        "type": "aws",
+        "httpMethod": integration.get("IntegrationHttpMethod", "POST"),
+        "uri": integration["Uri"],
+        "requestTemplates": integration.get("RequestTemplates") or {},
+        "requestParameters": integration.get("RequestParameters") or {},
+        "passthroughBehavior": integration.get("PassthroughBehavior"),
+        "credentials": integration.get("Credentials"),
+        "responses": responses,
+    }
 
 
 class DeploymentProvider(Provider):
@@ -221,8 +284,8 @@ class DeploymentProvider(Provider):
         api = stack.attributes[(logical_id, "RestApiId")]
         stage = stack.attributes[(logical_id, "StageName")]
         if stage:
-            _gone_is_deleted(client.delete_stage, restApiId=api, stageName=stage)
-        _gone_is_deleted(
+            gone_is_deleted(client.delete_stage, restApiId=api, stageName=stage)
+        gone_is_deleted(
             client.delete_deployment, restApiId=api, deploymentId=stack.refs[logical_id]
         )
 
@@ -247,85 +310,10 @@ class StageProvider(Provider):
         stack.attributes[(logical_id, "RestApiId")] = api
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
-        _gone_is_deleted(
+        gone_is_deleted(
             stack.client("apigateway").delete_stage,
             restApiId=stack.attributes[(logical_id, "RestApiId")],
             stageName=stack.refs[logical_id],
-        )
-
-
-class HttpApiProvider(Provider):
-    """``AWS::ApiGatewayV2::Api`` of protocol ``HTTP`` (SAM's ``HttpApi`` events and
-    ``AWS::Serverless::HttpApi``): its OpenAPI ``Body``'s operations become routes and
-    Lambda proxy integrations. ``Ref``: the API's id; ``ApiEndpoint``: its AWS URL."""
-
-    TYPE = "AWS::ApiGatewayV2::Api"
-    PROPERTIES = frozenset(
-        {"Body", "BodyS3Location", "Name", "Description", "ProtocolType", "Tags"}
-    )
-
-    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        protocol = str(properties.get("ProtocolType", "HTTP"))
-        if protocol != "HTTP":
-            raise UnsupportedTemplate(
-                f"{logical_id}.ProtocolType", f"{protocol} APIs are not run locally (HTTP is)"
-            )
-        body = definition(stack, logical_id, properties)
-        for path, method, operation in operations(body):
-            integration = operation.get(INTEGRATION) or {}
-            refused = refused_integration(integration)
-            if str(integration.get("type", "")).lower() == "mock":
-                refused = "an HTTP API has no mock integrations"
-            if refused is not None:
-                raise UnsupportedTemplate(
-                    f"{logical_id}.Body.paths.{path}.{method.lower()}", refused
-                )
-        title = (body.get("info") or {}).get("title")
-        name = str(properties.get("Name") or title or physical_name(stack, logical_id, 128))
-        client = stack.client("apigatewayv2")
-        kwargs = {"Name": name, "ProtocolType": "HTTP"}
-        if "Description" in properties:
-            kwargs["Description"] = str(properties["Description"])
-        api = client.create_api(**kwargs)
-        stack.refs[logical_id] = api["ApiId"]
-        import_routes(client, api["ApiId"], body)
-        stack.attributes[(logical_id, "ApiEndpoint")] = (
-            f"https://{api['ApiId']}.execute-api.{stack.region}.amazonaws.com"
-        )
-
-    def delete(self, stack: Deployment, logical_id: str) -> None:
-        _gone_is_deleted(stack.client("apigatewayv2").delete_api, ApiId=stack.refs[logical_id])
-
-
-class HttpStageProvider(Provider):
-    """``AWS::ApiGatewayV2::Stage`` (``$default`` is reached with no stage in the path, as
-    on AWS). ``AutoDeploy`` is how every local stage behaves: it serves the routes as
-    they are. ``Ref``: its name."""
-
-    TYPE = "AWS::ApiGatewayV2::Stage"
-    PROPERTIES = frozenset(
-        {"ApiId", "StageName", "AutoDeploy", "Tags", "StageVariables", "Description"}
-    )
-
-    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
-        kwargs: dict[str, Any] = {
-            "ApiId": str(properties["ApiId"]),
-            "StageName": str(properties["StageName"]),
-            "AutoDeploy": True,
-        }
-        if "StageVariables" in properties:
-            kwargs["StageVariables"] = {k: str(v) for k, v in properties["StageVariables"].items()}
-        if "Description" in properties:
-            kwargs["Description"] = str(properties["Description"])
-        stack.client("apigatewayv2").create_stage(**kwargs)
-        stack.refs[logical_id] = kwargs["StageName"]
-        stack.attributes[(logical_id, "ApiId")] = kwargs["ApiId"]
-
-    def delete(self, stack: Deployment, logical_id: str) -> None:
-        _gone_is_deleted(
-            stack.client("apigatewayv2").delete_stage,
-            ApiId=stack.attributes[(logical_id, "ApiId")],
-            StageName=stack.refs[logical_id],
         )
 
 
@@ -335,6 +323,4 @@ PROVIDERS: Final = (
     MethodProvider(),
     DeploymentProvider(),
     StageProvider(),
-    HttpApiProvider(),
-    HttpStageProvider(),
 )
