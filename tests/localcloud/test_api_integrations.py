@@ -21,9 +21,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from werkzeug.test import EnvironBuilder
+from werkzeug.wrappers import Request, Response
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
+from localcloud.services.apigateway.cors import add_headers, is_preflight, preflight, refused
+from localcloud.services.apigateway.http_integration import evaluate
 from localcloud.services.apigateway.mapping import TemplateError, render
 from tests.localcloud.test_resources_as_written import change_set, failures
 from tests.support.cloud import started
@@ -103,6 +107,25 @@ def test_passthrough_never_refuses_a_content_type_without_a_template(cloud: Loca
     )
     assert (status, json.loads(body)) == (415, {"message": "Unsupported Media Type"})
     assert drain(cloud) == []
+
+
+def test_passthrough_when_no_templates_refuses_a_type_the_templates_do_not_name(
+    cloud: LocalCloud,
+) -> None:
+    url = f"{cloud.outputs['RestUrl']}/items/i-plain"
+    status, _, body = call(url, "PUT", b"note", {"Content-Type": "text/plain"})
+    assert (status, json.loads(body)) == (415, {"message": "Unsupported Media Type"})
+
+
+def test_passthrough_when_no_match_sends_the_body_as_it_is(cloud: LocalCloud) -> None:
+    """``/queues/{name}`` has a template for JSON alone: a form passes through."""
+    drain(cloud)
+    queue = cloud.outputs["QueueUrl"].rsplit("/", 1)[1]
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    body = b"Action=SendMessage&MessageBody=passed+through"
+    status, _, answer = call(f"{cloud.outputs['RestUrl']}/queues/{queue}", "POST", body, form)
+    assert (status, json.loads(answer)) == (200, {"queued": queue})
+    assert [m["Body"] for m in drain(cloud)] == ["passed through"]
 
 
 def test_a_step_functions_integration_starts_once_per_name(cloud: LocalCloud) -> None:
@@ -215,6 +238,11 @@ def test_integrations_and_routes_written_by_hand(cloud: LocalCloud) -> None:
     status, _, body = call(cloud.outputs["HandRestUrl"], "POST", b"hand-body", JSON)
     assert (status, json.loads(body)) == (200, {"sent": True})
     assert sorted(m["Body"] for m in drain(cloud)) == ["hand-body", '{"id": 3}']
+    # the URI's action is the one run, whatever action a form body names
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, _, body = call(cloud.outputs["HandRestUrl"], "POST", b"Action=DeleteQueue", form)
+    assert (status, json.loads(body)) == (200, {"sent": True})
+    assert [m["Body"] for m in drain(cloud)] == ["Action=DeleteQueue"]
     # a required parameter that selects nothing: API Gateway's 400
     status, _, body = call(f"{cloud.outputs['HandHttpUrl']}send", "POST", b"{}", JSON)
     assert (status, json.loads(body)) == (400, {"message": "Bad Request"})
@@ -332,7 +360,7 @@ def test_mapping_template_variables_as_api_gateway_defines_them() -> None:
     assert _render("$input.path('$.order').id", body) == "o-1"
     assert _render("$input.json('$.missing')", body) == "null"
     assert _render("$util.escapeJavaScript($input.path('$.note'))", body) == (
-        'it\\\'s \\"quoted\\" \\/ \\u00e9'
+        'it\\\'s \\"quoted\\" \\/ \\u00E9'
     )
     assert _render("$util.urlEncode('a b&c')") == "a+b%26c"
     assert _render("$util.base64Encode('hi')|$util.base64Decode('aGk=')") == "aGk=|hi"
@@ -352,6 +380,76 @@ def test_mapping_template_variables_as_api_gateway_defines_them() -> None:
         == "id,q"
     )
     assert _render("$input.params('absent')|", **params) == "|"
+
+
+def test_nulls_and_maps_as_velocity_renders_them_on_api_gateway() -> None:
+    body = json.dumps({"order": {"id": "o-1"}})
+    assert _render("[$util.urlEncode($input.path('$.missing'))]", body) == "[]"
+    assert _render("[$util.escapeJavaScript($input.path('$.missing'))]", body) == "[]"
+    assert _render("$input.path('$.order')", body) == "{id=o-1}"
+    assert _render("#set($m = $input.path('$.order'))$m.put('n', 2)$m.toString()", body) == (
+        "{id=o-1, n=2}"
+    )
+
+
+def test_an_http_api_parameter_selects_from_the_request() -> None:
+    request = Request(
+        EnvironBuilder(
+            method="POST",
+            path="/orders/o-9",
+            query_string="tag=a&tag=b",
+            headers={"X-Trace": "t-1"},
+            data=json.dumps({"items": [{"id": "i-1"}], "total": 3}),
+        ).get_environ()
+    )
+    event = {
+        "pathParameters": {"orderId": "o-9"},
+        "stageVariables": {"tier": "gold"},
+        "requestContext": {"requestId": "r-1", "http": {"method": "POST"}},
+    }
+    cases = {
+        "$request.body.items[0].id": "i-1",
+        "$request.body.total": "3",
+        "$request.body.items": '[{"id": "i-1"}]',
+        "$request.header.x-trace": "t-1",
+        "$request.querystring.tag": "a,b",
+        "$request.path.orderId": "o-9",
+        "$context.requestId": "r-1",
+        "$context.http.method": "POST",
+        "$stageVariables.tier": "gold",
+        "order-${request.path.orderId}-${stageVariables.tier}": "order-o-9-gold",
+        "static text": "static text",
+    }
+    for expression, expected in cases.items():
+        assert evaluate(expression, request, event) == expected, expression
+    assert evaluate("$request.header.x-absent", request, event) is None
+    assert evaluate("a-${request.body.absent}", request, event) is None
+
+
+def _cors_request(method: str, **headers: str) -> Request:
+    return Request(EnvironBuilder(method=method, path="/", headers=headers).get_environ())
+
+
+def test_cors_origins_as_an_http_api_allows_them() -> None:
+    shop = {"AllowOrigins": ["https://shop.example", "http://*"], "AllowMethods": ["GET"]}
+    ask = {"Access-Control-Request-Method": "GET"}
+    answers = {
+        "https://shop.example": "https://shop.example",
+        "http://any.example:8080": "http://any.example:8080",  # http://* allows any http one
+        "https://other.example": None,
+        "https://shop.example.evil": None,
+    }
+    for origin, expected in answers.items():
+        answer = preflight(shop, _cors_request("OPTIONS", Origin=origin, **ask))
+        assert answer.status_code == 204
+        assert answer.headers.get("Access-Control-Allow-Origin") == expected, origin
+    every = {"AllowOrigins": ["*"]}
+    answer = add_headers(every, _cors_request("GET", Origin="https://x"), Response("{}"))
+    assert answer.headers["Access-Control-Allow-Origin"] == "*"
+    assert refused({"AllowOrigins": ["*"], "AllowCredentials": True}) is not None
+    assert refused({"AllowOrigins": ["https://shop.example"], "AllowCredentials": True}) is None
+    assert not is_preflight(_cors_request("OPTIONS", **ask))  # no Origin: a plain OPTIONS
+    assert is_preflight(_cors_request("OPTIONS", Origin="https://shop.example", **ask))
 
 
 def test_a_template_reading_a_body_that_is_not_json_does_not_render() -> None:

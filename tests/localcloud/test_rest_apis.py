@@ -10,6 +10,7 @@ The fixture app ``tests/fixtures/apps/rest_api`` is the suite's own (its
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.request
@@ -97,13 +98,20 @@ def test_a_body_and_a_greedy_path_and_any_method(cloud: LocalCloud) -> None:
     )
 
 
-def test_a_base64_result_is_sent_as_bytes(cloud: LocalCloud) -> None:
-    status, headers, body = call(f"{cloud.outputs['ImplicitUrl']}/files/data.bin")
+def test_a_base64_result_is_sent_as_bytes_to_a_client_accepting_a_binary_type(
+    cloud: LocalCloud,
+) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/files/data.bin"
+    accepting = {"Accept": "application/octet-stream"}
+    status, headers, body = call(url, headers=accepting)
     assert (status, headers["Content-Type"], body) == (
         201,
         "application/octet-stream",
         b"\x00\xffbinary",
     )
+    # any other Accept: the base64 text, as API Gateway converts no content
+    status, _, body = call(url, headers={"Accept": "application/json"})
+    assert (status, body) == (201, base64.b64encode(b"\x00\xffbinary"))
 
 
 def test_an_explicit_api_with_a_definition_body_and_stage_variables(cloud: LocalCloud) -> None:

@@ -17,6 +17,7 @@ sent with the ``X-Amz-Target`` the service's API names).
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import urllib.error
@@ -24,7 +25,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -34,6 +35,7 @@ __all__ = [
     "SERVICES",
     "SUBTYPES",
     "Answer",
+    "ServiceCallFailed",
     "ServiceUri",
     "call_service",
     "parse_uri",
@@ -133,6 +135,11 @@ class Answer:
     body: bytes = b""
 
 
+class ServiceCallFailed(Exception):
+    """The service did not answer (refused, reset, a header ``http.client`` will not
+    send): API Gateway's 500."""
+
+
 def call_service(
     endpoint: str,
     uri: ServiceUri,
@@ -141,26 +148,51 @@ def call_service(
     body: str = "",
     headers: Mapping[str, str] | None = None,
     query: Mapping[str, str] | None = None,
+    content_type: str = "application/json",
     target: str | None = None,
 ) -> Answer:
     """Send ``body`` to the service ``uri`` names at the local cloud's ``endpoint``
     (``http://127.0.0.1:4566``), as API Gateway sends it, and return its answer (an error
-    answer too: the caller maps it)."""
+    answer too: the caller maps it).
+
+    ``content_type`` is the method request's (a ``Content-Type`` in ``headers``, mapped
+    by the integration, wins). An ``action/{Action}&name=value…`` URI's action is the one
+    run: the query protocol's ``Action`` (a form body's own ``Action`` is replaced by
+    it), or the JSON protocol's ``X-Amz-Target`` (with its ``Content-Type``); ``target``
+    asks for the JSON protocol by that target (SQS speaks both).
+
+    Raises:
+        ServiceCallFailed: the service did not answer.
+    """
     sent = {str(k): str(v) for k, v in (headers or {}).items()}
+    if not any(name.lower() == "content-type" for name in sent):
+        sent["Content-Type"] = content_type
     parameters = dict(query or {})
     prefix = SERVICES.get(uri.service)
     path = "/"
     if uri.kind == "path":
         path = "/" + uri.rest.lstrip("/")
-    elif prefix is None and target is None:
-        parameters = {"Action": uri.rest, **parameters}
-    if target is None and prefix is not None:
-        target = f"{prefix}.{uri.rest}"
-    if target is not None:
-        sent["X-Amz-Target"] = target
-        sent.setdefault("Content-Type", "application/x-amz-json-1.0")
-    # with no Content-Type mapped: a query-protocol service reads a form (SQS)
-    sent.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    else:
+        action, _, extra = uri.rest.partition("&")
+        parameters.update(parse_qsl(extra, keep_blank_values=True))
+        if target is None and prefix is not None:
+            target = f"{prefix}.{action}"
+        if target is None:
+            parameters["Action"] = action
+            if _is_form(sent):
+                fields = [(k, v) for k, v in parse_qsl(body, keep_blank_values=True)]
+                body = urlencode([(k, action if k == "Action" else v) for k, v in fields])
+        else:
+            for name in [k for k in sent if k.lower() in ("content-type", "x-amz-target")]:
+                del sent[name]
+            sent["X-Amz-Target"] = target
+            sent["Content-Type"] = "application/x-amz-json-1.0"
+    if target is None and prefix is None and not _is_form(sent):
+        # a query-protocol service reads its parameters from a form or the query string
+        # alone: a body of another type is not read, and is not sent
+        body = ""
+        sent = {k: v for k, v in sent.items() if k.lower() != "content-type"}
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
     url = f"{endpoint}{path}" + (f"?{urlencode(parameters)}" if parameters else "")
     request = AWSRequest(method=method, url=url, data=body.encode(), headers=sent)
     SigV4Auth(CREDENTIALS, uri.service, uri.region).add_auth(request)
@@ -172,6 +204,15 @@ def call_service(
             return Answer(answer.status, _lower(answer.headers), answer.read())
     except urllib.error.HTTPError as error:
         return Answer(error.code, _lower(error.headers), error.read())
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        raise ServiceCallFailed(f"{uri.service} did not answer: {exc}") from exc
+
+
+def _is_form(headers: Mapping[str, str]) -> bool:
+    return any(
+        k.lower() == "content-type" and v.lower().startswith("application/x-www-form-urlencoded")
+        for k, v in headers.items()
+    )
 
 
 def _lower(headers: Any) -> dict[str, str]:

@@ -13,13 +13,12 @@ what SAM's ``CorsConfiguration`` writes).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from typing import Any, Final
 
 from werkzeug.wrappers import Request, Response
 
-__all__ = ["KEYS", "add_headers", "configuration", "preflight"]
+__all__ = ["KEYS", "add_headers", "configuration", "is_preflight", "preflight", "refused"]
 
 KEYS: Final = (
     "AllowOrigins",
@@ -42,19 +41,42 @@ def configuration(raw: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _allowed_origin(cors: Mapping[str, Any], origin: str | None) -> str | None:
     """The ``Access-Control-Allow-Origin`` value for ``origin``, or ``None`` when it is not
-    allowed (an entry may be ``*`` or hold a wildcard subdomain, ``https://*.example.com``)."""
+    allowed: an entry is an origin, ``*`` (any: answered ``*``), or ``http://*`` /
+    ``https://*`` (any of that scheme: answered with the origin)."""
     if not origin:
         return None
     allowed = [str(entry) for entry in cors.get("AllowOrigins") or []]
-    if "*" in allowed and not cors.get("AllowCredentials"):
+    if "*" in allowed:
         return "*"
-    if any(entry == origin or fnmatch.fnmatchcase(origin, entry) for entry in allowed):
-        return origin
+    for entry in allowed:
+        if entry == origin or (
+            entry in ("http://*", "https://*") and origin.startswith(entry[:-1])
+        ):
+            return origin
+    return None
+
+
+def refused(cors: Mapping[str, Any]) -> str | None:
+    """Why a CORS configuration is not run, or ``None``: credentials with every origin
+    allowed (``*``), a pair browsers refuse, which would otherwise mean echoing every
+    origin with credentials."""
+    if cors.get("AllowCredentials") and "*" in [str(e) for e in cors.get("AllowOrigins") or []]:
+        return "AllowCredentials cannot be true while AllowOrigins holds '*'"
     return None
 
 
 def _join(values: Any) -> str:
     return ",".join(str(value) for value in values or [])
+
+
+def is_preflight(request: Request) -> bool:
+    """Whether ``request`` is a CORS preflight: ``OPTIONS`` with an ``Origin`` and an
+    ``Access-Control-Request-Method``."""
+    return (
+        request.method == "OPTIONS"
+        and "Origin" in request.headers
+        and "Access-Control-Request-Method" in request.headers
+    )
 
 
 def preflight(cors: Mapping[str, Any], request: Request) -> Response:

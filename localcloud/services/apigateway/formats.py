@@ -98,9 +98,7 @@ def request_body(
         return None, False
     mimetype = request.mimetype.lower()
     if binary_media_types is not None:
-        binary = bool(mimetype) and any(
-            fnmatch.fnmatchcase(mimetype, str(kind).lower()) for kind in binary_media_types
-        )
+        binary = is_binary(mimetype, binary_media_types)
     elif mimetype:
         binary = not _is_text(mimetype)
     else:
@@ -185,8 +183,22 @@ def proxy_event(
     }
 
 
-def proxy_response(result: Any) -> Response | None:
-    """The HTTP response a proxy result maps to, or ``None`` when it is malformed."""
+def is_binary(mimetype: str, binary_media_types: Sequence[str]) -> bool:
+    """Whether ``mimetype`` is one of a REST API's binary media types (either may hold a
+    wildcard: ``image/*``, ``*/*``)."""
+    wanted = mimetype.split(";")[0].strip().lower()
+    return bool(wanted) and any(
+        fnmatch.fnmatchcase(wanted, str(kind).lower())
+        or fnmatch.fnmatchcase(str(kind).lower(), wanted)
+        for kind in binary_media_types
+    )
+
+
+def proxy_response(result: Any, *, decode: bool = True) -> Response | None:
+    """The HTTP response a proxy result maps to, or ``None`` when it is malformed.
+    A base64 ``body`` (``isBase64Encoded``) is sent as its bytes when ``decode``, else as
+    the base64 text (a REST API whose request's ``Accept`` is not a binary media type:
+    "Content type conversions in API Gateway")."""
     if not isinstance(result, dict) or not set(result) <= PROXY_KEYS - {"cookies"}:
         return None
     status = result.get("statusCode")
@@ -196,7 +208,7 @@ def proxy_response(result: Any) -> Response | None:
     if body is not None and not isinstance(body, str):
         return None
     payload = (body or "").encode()
-    if result.get("isBase64Encoded"):
+    if result.get("isBase64Encoded") and decode:
         try:
             payload = base64.b64decode(body or "", validate=True)
         except (binascii.Error, ValueError):

@@ -19,14 +19,18 @@ from typing import Any, Final
 
 from werkzeug.wrappers import Request, Response
 
-from localcloud.services.apigateway.aws_integration import SUBTYPES, subtype_call
+from localcloud.services.apigateway.aws_integration import (
+    SUBTYPES,
+    ServiceCallFailed,
+    subtype_call,
+)
 from localcloud.services.apigateway.formats import message
 from localcloud.services.apigateway.mapping import MappingInput, TemplateError
 
 __all__ = ["evaluate", "run_subtype"]
 
 EXPRESSION: Final = re.compile(
-    r"\$\{([a-zA-Z]+(?:\.[^}\s]+)?)\}|\$((?:request|context|stageVariables)(?:\.[\w.\-]+)?)"
+    r"\$\{([a-zA-Z]+(?:\.[^}\s]+)?)\}|\$((?:request|context|stageVariables)(?:\.[\w.\-\[\]]+)?)"
 )
 
 
@@ -87,6 +91,8 @@ def run_subtype(
     """The response of a route whose integration has a subtype (``integration``: moto's
     model of it; ``region``: the API's)."""
     subtype = str(integration.integration_subtype)
+    if subtype not in SUBTYPES:  # made through the API, which does not refuse it
+        return message(500, "Internal Server Error")
     values: dict[str, str] = {}
     for name, expression in (integration.request_parameters or {}).items():
         value = evaluate(str(expression), request, event)
@@ -99,7 +105,7 @@ def run_subtype(
         answer = subtype_call(endpoint, subtype, values, region)
     except (ValueError, TypeError):  # MessageAttributes that are not JSON, a bad delay
         return message(400, "Bad Request")
-    except OSError:  # the service did not answer
+    except ServiceCallFailed:  # the service did not answer
         return message(500, "Internal Server Error")
     response = Response(answer.body, answer.status)
     response.headers["Content-Type"] = answer.headers.get("content-type", "application/json")

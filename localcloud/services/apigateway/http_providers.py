@@ -23,6 +23,7 @@ from localcloud.cloudformation.provider import (
 from localcloud.services.apigateway.aws_integration import refused_subtype
 from localcloud.services.apigateway.cors import KEYS as CORS_KEYS
 from localcloud.services.apigateway.cors import configuration
+from localcloud.services.apigateway.cors import refused as refused_cors
 from localcloud.services.apigateway.definition import (
     INTEGRATION,
     import_routes,
@@ -77,6 +78,9 @@ class HttpApiProvider(Provider):
             refuse_unknown(
                 cors, set(CORS_KEYS), f"{logical_id}.CorsConfiguration", "CorsConfiguration"
             )
+            reason = refused_cors(cors)
+            if reason is not None:
+                raise UnsupportedTemplate(f"{logical_id}.CorsConfiguration", reason)
         title = (body.get("info") or {}).get("title")
         name = str(properties.get("Name") or title or physical_name(stack, logical_id, 128))
         client = stack.client("apigatewayv2")

@@ -34,10 +34,16 @@ from moto.apigateway.models import RestAPI, apigateway_backends
 from moto.apigatewayv2.models import apigatewayv2_backends
 from werkzeug.wrappers import Request, Response
 
-from localcloud.services.apigateway.cors import add_headers, configuration, preflight
+from localcloud.services.apigateway.cors import (
+    add_headers,
+    configuration,
+    is_preflight,
+    preflight,
+)
 from localcloud.services.apigateway.formats import (
     event_v2,
     invoke_proxy,
+    is_binary,
     match_path,
     message,
     proxy_event,
@@ -167,7 +173,9 @@ def handle(request: Request) -> Response:
         answer.headers["x-amzn-RequestId"] = event["requestContext"]["requestId"]
         return answer
     invocation = invoke_proxy(uri, event)
-    response = None if invocation is None else proxy_response(invocation)
+    accept = request.headers.get("Accept", "").split(",")[0]
+    decode = is_binary(accept, list(api.binaryMediaTypes or []))
+    response = None if invocation is None else proxy_response(invocation, decode=decode)
     if response is None:
         return message(502, "Internal server error")
     response.headers["x-amzn-RequestId"] = event["requestContext"]["requestId"]
@@ -232,7 +240,7 @@ def _handle_http(request: Request, api: Any, region: str, first: str, rest: str)
     cors = configuration(api.cors_configuration)
     if cors is None:
         return _http_answer(request, api, region, stage, path)
-    if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+    if is_preflight(request):
         return preflight(cors, request)
     return add_headers(cors, request, _http_answer(request, api, region, stage, path))
 

@@ -12,8 +12,10 @@ variables of API Gateway's "Mapping template and access logging variable referen
 - ``$context`` (the proxy event's ``requestContext``: ``requestId``, ``stage``,
   ``resourcePath``, ``httpMethod``, ``identity.sourceIp`` …) and ``$stageVariables``.
 
-Maps answer ``size()``, ``keySet()``, ``containsKey(k)`` and ``isEmpty()`` as Java's do,
-since templates call them (``#foreach($k in $input.params().header.keySet())``).
+Maps answer ``size()``, ``keySet()``, ``containsKey(k)``, ``isEmpty()``, ``put``,
+``putAll`` and ``toString()`` as Java's do, since templates call them
+(``#foreach($k in $input.params().header.keySet())``); ``$util``'s functions of a null
+are of ``""``. Not rendered: ``$context.requestOverride`` and ``responseOverride``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote_plus, unquote_plus
 
 import airspeed
@@ -37,7 +39,8 @@ class TemplateError(ValueError):
 
 
 class JavaMap(dict[str, Any]):
-    """A dict answering the Java ``Map`` methods templates call."""
+    """A dict answering the Java ``Map`` methods templates call, and printed as Java
+    prints a map (``{a=1, b=2}``)."""
 
     def size(self) -> int:
         return len(self)
@@ -50,6 +53,20 @@ class JavaMap(dict[str, Any]):
 
     def isEmpty(self) -> bool:  # noqa: N802 - Java's name
         return not self
+
+    def put(self, key: str, value: Any) -> Any:
+        previous = self.get(key)
+        self[key] = value
+        return previous
+
+    def putAll(self, values: Mapping[str, Any]) -> None:  # noqa: N802 - Java's name
+        self.update(values)
+
+    def toString(self) -> str:  # noqa: N802 - Java's name
+        return str(self)
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{k}={v}" for k, v in self.items()) + "}"
 
 
 def _java(value: Any) -> Any:
@@ -103,6 +120,39 @@ class MappingInput:
         return {k.lower(): v for k, v in headers.items()}.get(name.lower(), "")
 
 
+_ESCAPES: Final = {
+    '"': '\\"',
+    "'": "\\'",
+    "\\": "\\\\",
+    "/": "\\/",
+    "\b": "\\b",
+    "\n": "\\n",
+    "\t": "\\t",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _escape(ch: str) -> str:
+    """One character as Commons Lang's ``escapeJavaScript`` writes it: control and
+    non-ASCII characters as ``\\uXXXX`` (upper case hex, UTF-16 units)."""
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    if 32 <= code < 0x7F:
+        return ch
+    if code > 0xFFFF:
+        units = ch.encode("utf-16-be")
+        high, low = int.from_bytes(units[:2], "big"), int.from_bytes(units[2:], "big")
+        return f"\\u{high:04X}\\u{low:04X}"
+    return f"\\u{code:04X}"
+
+
+def _text(value: Any) -> str:
+    """A ``$util`` argument as text: a null is ``""``."""
+    return "" if value is None else str(value)
+
+
 class MappingUtil:
     """``$util``."""
 
@@ -111,8 +161,7 @@ class MappingUtil:
         """``text`` escaped by JavaScript string rules, as API Gateway's does (Apache
         Commons' ``escapeJavaScript``: quotes, backslash, ``/``, control and non-ASCII
         characters), so it can stand inside a JSON string."""
-        escaped = json.dumps(str(text), ensure_ascii=True)[1:-1]
-        return escaped.replace("'", "\\'").replace("/", "\\/")
+        return "".join(_escape(ch) for ch in _text(text))
 
     @staticmethod
     def parseJson(text: str) -> Any:  # noqa: N802 - API Gateway's name
@@ -123,19 +172,19 @@ class MappingUtil:
 
     @staticmethod
     def urlEncode(text: Any) -> str:  # noqa: N802 - API Gateway's name
-        return quote_plus(str(text))
+        return quote_plus(_text(text))
 
     @staticmethod
     def urlDecode(text: Any) -> str:  # noqa: N802 - API Gateway's name
-        return unquote_plus(str(text))
+        return unquote_plus(_text(text))
 
     @staticmethod
     def base64Encode(text: Any) -> str:  # noqa: N802 - API Gateway's name
-        return base64.b64encode(str(text).encode()).decode()
+        return base64.b64encode(_text(text).encode()).decode()
 
     @staticmethod
     def base64Decode(text: Any) -> str:  # noqa: N802 - API Gateway's name
-        return base64.b64decode(str(text)).decode("utf-8", "replace")
+        return base64.b64decode(_text(text)).decode("utf-8", "replace")
 
 
 def render(
@@ -160,7 +209,5 @@ def render(
     }
     try:
         return str(airspeed.Template(template).merge(namespace))
-    except TemplateError:
-        raise
     except airspeed.TemplateError as exc:
         raise TemplateError(f"the mapping template does not render ({exc})") from exc

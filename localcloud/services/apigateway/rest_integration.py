@@ -33,6 +33,7 @@ from werkzeug.wrappers import Request, Response
 
 from localcloud.services.apigateway.aws_integration import (
     Answer,
+    ServiceCallFailed,
     ServiceUri,
     call_service,
     parse_uri,
@@ -69,7 +70,7 @@ def _source(
     if expression.startswith("method.request."):
         where, _, name = expression.removeprefix("method.request.").partition(".")
         if where == "body":
-            return body if not name else MappingInput(body, parameters).json(f"$.{name}")
+            return body if not name else _text(MappingInput(body, parameters).path(f"$.{name}"))
         values = parameters.get(where) or {}
         if where == "header":
             return {k.lower(): v for k, v in values.items()}.get(name.lower())
@@ -146,8 +147,9 @@ def run_aws_integration(
             body=body,
             headers=headers,
             query=query,
+            content_type=request.content_type or DEFAULT_CONTENT_TYPE,
         )
-    except OSError:  # the service did not answer: API Gateway's 500
+    except ServiceCallFailed:  # the service did not answer: API Gateway's 500
         return message(500, "Internal server error")
     return _method_response(answer, integration, parameters, variables)
 
@@ -159,6 +161,22 @@ def _segment(value: str) -> str:
     return encoded.replace(".", "%2E") if set(value) <= {"."} else encoded
 
 
+def _matches(pattern: str, status: str) -> bool:
+    """Whether a ``selectionPattern`` matches the whole status code (a pattern that is not
+    a regular expression matches nothing)."""
+    try:
+        return re.fullmatch(pattern, status) is not None
+    except re.error:
+        return False
+
+
+def _text(value: Any) -> str | None:
+    """A selected value as a parameter's text: a string as it is, anything else as JSON."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _selected(integration: Any, status: int) -> Any | None:
     """The integration response the service's ``status`` selects."""
     default = None
@@ -166,7 +184,7 @@ def _selected(integration: Any, status: int) -> Any | None:
         pattern = response.selection_pattern
         if not pattern:
             default = response
-        elif re.fullmatch(str(pattern), str(status)):
+        elif _matches(str(pattern), str(status)):
             return response
     return default
 
@@ -219,9 +237,5 @@ def _response_source(
             )
         except TemplateError:
             return None
-        return (
-            None
-            if selected is None
-            else (selected if isinstance(selected, str) else json.dumps(selected))
-        )
+        return _text(selected)
     return None
