@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from localcloud import testapp
+from localcloud import coverage, testapp
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
@@ -154,6 +154,17 @@ def serve(args: argparse.Namespace) -> int:
     return run(cloud, ready)
 
 
+def show_coverage(args: argparse.Namespace) -> int:
+    """Print the coverage page, or write it to ``--write``."""
+    page = coverage.render()
+    if args.write:
+        Path(args.write).write_text(page, encoding="utf-8")
+        say(f"wrote {args.write}")
+    else:
+        sys.stdout.write(page)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m localcloud", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     parameter_options(p)
     p.set_defaults(run=serve)
     testapp.add_parser(commands)
+    p = commands.add_parser("coverage", help="what the local cloud runs, as a Markdown page")
+    p.add_argument(
+        "--write",
+        metavar="PATH",
+        help=f"write the page to PATH (the repository's: {coverage.PAGE})",
+    )
+    p.set_defaults(run=show_coverage)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))

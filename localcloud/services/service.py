@@ -29,6 +29,8 @@ class Service:
         event_sources: the event source mapping pollers it offers Lambda, by the service
             name of their source ARNs (:data:`localcloud.services.lambda_.
             event_source_mappings.PollerFactory`).
+        surfaces: what else it runs, one line each, for the coverage page
+            (:mod:`localcloud.coverage`): API Gateway's integration kinds, say.
     """
 
     name: str
@@ -36,3 +38,4 @@ class Service:
     patches: tuple[Patch, ...] = ()
     checks: tuple[Callable[[], None], ...] = ()
     event_sources: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    surfaces: tuple[str, ...] = ()

@@ -8,8 +8,24 @@ May import: the engine's provider contract, :mod:`localcloud.services.lambda_`.
 from typing import Final
 
 from localcloud.services.apigateway import http_providers, providers
+from localcloud.services.apigateway.aws_integration import SERVICES, SUBTYPES
 from localcloud.services.service import Service
 
-SERVICE: Final = Service("apigateway", providers=(*providers.PROVIDERS, *http_providers.PROVIDERS))
+SURFACES: Final = (
+    "REST API routes at /restapis/{api-id}/{stage}/_user_request_/{path} (unsigned, as on "
+    "AWS); integrations: Lambda proxy (aws_proxy, payload format 1.0), AWS service (aws) to "
+    + ", ".join(sorted(SERVICES))
+    + " with mapping templates, SAM's static CORS mocks",
+    "HTTP API routes at /restapis/{api-id}/{stage or $default}/_user_request_/{path}; "
+    "integrations: Lambda proxy (payload format 1.0 and 2.0), first-class "
+    + ", ".join(sorted(SUBTYPES))
+    + "; CorsConfiguration",
+)
+
+SERVICE: Final = Service(
+    "apigateway",
+    providers=(*providers.PROVIDERS, *http_providers.PROVIDERS),
+    surfaces=SURFACES,
+)
 
 __all__ = ["SERVICE"]
