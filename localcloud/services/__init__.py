@@ -16,7 +16,7 @@ and its ``__init__`` says what the service brings in ``SERVICE``
 :mod:`.events`            rules
 :mod:`.s3`                buckets
 :mod:`.kinesis`           data streams
-:mod:`.apigateway`        REST APIs with Lambda proxy integrations, at a local URL
+:mod:`.apigateway`        REST and HTTP APIs: Lambda proxy and AWS service integrations
 ========================  ===============================================================
 
 This module is the registry: the built-in services, and any a project or a test adds
