@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
+.PHONY: help setup check-localcloud browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
 
 # The first-run set-ups (.venv, .venv-awscli, .venv-scan, node_modules) are safe to start
 # twice at once, as `make lab` in one terminal and `eval "$(make -s lab-env)"` in another
@@ -146,7 +146,7 @@ scan: $(SCAN_STAMP) ## checkov on template.yaml (0 failed checks), bandit on src
 audit: $(SCAN_STAMP) ## pip-audit of the runtime requirements (needs PyPI's JSON API)
 	$(SCAN_BIN)/pip-audit --strict --progress-spinner off --requirement src/requirements.txt
 
-lint: setup ## ruff, mypy, lint-imports (the local cloud's layers), cfn-lint, sam validate --lint
+lint: $(STAMP) ## ruff, mypy, lint-imports (the three parts' directions), cfn-lint, sam validate --lint (the Python tools alone: no npm)
 	ruff check src localcloud order_guard_tools tests model
 	ruff format --check src localcloud order_guard_tools tests model
 	mypy
@@ -160,8 +160,11 @@ build: setup ## sam build (no container: pure-Python dependencies only)
 # The test suite's files run on every core (pytest-xdist; JOBS=0 runs them in this one process).
 JOBS ?= auto
 
-check: lint ## the fast loop: lint, then the product's unit tests (tests/unit)
-	pytest -m unit -n $(JOBS)
+check: lint ## the fast loop: lint, then the application's unit and template tests (no npm, no browser, no local cloud)
+	pytest -m "unit or template" -n $(JOBS)
+
+check-localcloud: $(STAMP) ## the local cloud's quick loop: its tests but the slow ones (no browser, no sam build, no lint)
+	pytest -m "localcloud and not slow" -n $(JOBS) --dist loadfile
 
 test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite
 	pytest -n $(JOBS) --dist loadfile

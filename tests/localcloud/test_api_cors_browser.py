@@ -18,6 +18,9 @@ from tests.localcloud.test_server_security_browser import Site, run_attacks
 from tests.support.browser import CHROMIUM_FLAGS, chromium
 from tests.support.cloud import started
 
+# Chromium: the quick loop (make check-localcloud) leaves this module to make test.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:

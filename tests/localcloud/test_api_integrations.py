@@ -248,6 +248,7 @@ def test_integrations_and_routes_written_by_hand(cloud: LocalCloud) -> None:
     assert (status, json.loads(body)) == (400, {"message": "Bad Request"})
 
 
+@pytest.mark.slow  # seconds: the quick loop leaves it to make test
 def test_a_slow_function_does_not_hold_up_another_route(cloud: LocalCloud) -> None:
     """Each request runs in an execution environment of its own function: the quick
     route answers while the slow one (4 s) is still running."""

@@ -27,6 +27,7 @@ def client(service: str, port: int) -> Any:
     )
 
 
+@pytest.mark.slow  # seconds: the quick loop leaves it to make test
 def test_serve_deploys_a_template_answers_signed_calls_and_stops_on_sigint(
     tmp_path: Path,
 ) -> None:

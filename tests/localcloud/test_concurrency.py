@@ -33,6 +33,10 @@ from tests.support.cloud import started
 from tests.support.environment import queue_settings
 from tests.support.logs import LogCapture
 
+# Rounds of 64 concurrent deliveries: the quick loop (make check-localcloud) leaves this
+# module to make test.
+pytestmark = pytest.mark.slow
+
 WRITERS = 64
 ROUNDS = 50
 

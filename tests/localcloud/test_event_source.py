@@ -229,6 +229,7 @@ def test_a_function_error_leaves_the_batch_for_redelivery_after_the_visibility_t
     assert again["attributes"]["ApproximateReceiveCount"] == "2"
 
 
+@pytest.mark.slow  # seconds: the quick loop leaves it to make test
 def test_a_message_that_keeps_failing_is_redriven_after_max_receive_count(
     queues: dict[str, str],
 ) -> None:

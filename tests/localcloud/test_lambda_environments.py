@@ -38,6 +38,10 @@ from tests.support.aws import free_port
 from tests.support.cloud import started
 from tests.support.processes import Running, python_module
 
+# Execution environments started, timed out and killed by the dozen: the quick loop
+# (make check-localcloud) leaves this module to make test.
+pytestmark = pytest.mark.slow
+
 ROLE = "arn:aws:iam::123456789012:role/environments"
 
 
@@ -1143,6 +1147,7 @@ def test_a_hundred_idle_mappings_cost_the_server_almost_nothing_and_all_deliver(
 
 VERSION = """
 import os, sys
+
 def handler(event, context):
     return {"version": "%d.%d" % sys.version_info[:2], "env": os.environ["AWS_EXECUTION_ENV"]}
 """

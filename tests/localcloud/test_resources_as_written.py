@@ -128,6 +128,7 @@ def test_a_second_stack_taking_the_same_names_fails_with_already_exists_and_roll
     assert sum(arn.endswith(":taken-alerts") for arn in topics) == 1
 
 
+@pytest.mark.slow  # seconds: the quick loop leaves it to make test
 def test_every_explicit_name_collides_on_its_own(cloud: LocalCloud) -> None:
     """Each named resource is refused alone when only it is taken (the kind, not one
     type): each type asks its own service whether the name exists."""

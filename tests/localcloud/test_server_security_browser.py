@@ -30,6 +30,9 @@ from tests.support.browser import CHROMIUM_FLAGS, chromium
 from tests.support.cloud import started
 from tests.support.paths import SUPPORT
 
+# Chromium: the quick loop (make check-localcloud) leaves this module to make test.
+pytestmark = pytest.mark.slow
+
 ATTACKS = SUPPORT / "attacks.js"
 
 

@@ -28,6 +28,10 @@ from localcloud.cloudformation.template import load
 from tests.support.cloud import started
 from tests.support.paths import FIXTURES, ROOT
 
+# Whole SAM apps deployed and run against their own integration tests: the quick loop
+# (make check-localcloud) leaves this module to make test.
+pytestmark = pytest.mark.slow
+
 APPS = FIXTURES / "apps"
 
 

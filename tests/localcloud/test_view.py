@@ -128,6 +128,7 @@ HOSTILE_SHOWN = "a\\u202eb\\x1bc\\x07d\\x9be\\x7ff\\u2066g\\u200fh\\u061ci\\u200
 """:data:`HOSTILE` as ``status`` prints it, each of those characters an escape."""
 
 
+@pytest.mark.slow  # seconds: the quick loop leaves it to make test
 def test_control_and_bidi_characters_reach_no_answer_of_the_view_raw(
     make_cloud: Callable[..., LocalCloud], tmp_path: Path
 ) -> None:
