@@ -48,9 +48,15 @@ from localcloud.text import printable
 PATH: Final = "/_localcloud"
 ROOT: Final = Path(__file__).resolve().parents[3]
 """The folder the local cloud lies in; ``npm ci`` installs the view's library there."""
-HTMX: Final = ROOT / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
-"""The view's one library, where ``npm ci`` installs it beside the local cloud
-(``package-lock.json`` pins it)."""
+PACKAGED_HTMX: Final = Path(__file__).resolve().parent / "static" / "htmx.min.js"
+"""The view's one library as an installed wheel carries it (packaging/localcloud)."""
+HTMX: Final = (
+    PACKAGED_HTMX
+    if PACKAGED_HTMX.is_file()
+    else ROOT / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
+)
+"""The view's one library: the wheel's copy, or in a checkout where ``npm ci`` installs it
+beside the local cloud (``package-lock.json`` pins it)."""
 
 
 Reader = Callable[[Mapping[str, str]], Mapping[str, Any]]

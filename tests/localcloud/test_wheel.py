@@ -1,0 +1,142 @@
+"""The local cloud as a package of its own (issue 31): its wheel, built from
+``packaging/localcloud``, installed alone in a fresh virtual environment in a folder
+outside the repository (no ``src/``, no ``template.yaml``, no tooling, no
+``node_modules``), serves an account that a stock ``sam deploy`` from the SAM CLI of
+another environment deploys a fixture app to, whose API then answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+from tests.support.aws import free_port
+from tests.support.paths import FIXTURES, ROOT
+
+# Builds and installs a wheel with its dependencies: the quick loop leaves it to make test.
+pytestmark = pytest.mark.slow
+
+PACKAGE = ROOT / "packaging" / "localcloud"
+BIN = Path(sys.executable).parent
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "localcloud",
+    "AWS_SECRET_ACCESS_KEY": "localcloud",
+    "AWS_SESSION_TOKEN": "localcloud",
+}
+
+
+def run(*command: str | Path, **options: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - the project's own build and the installed wheel
+        [str(part) for part in command],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        **options,  # type: ignore[call-overload]
+    )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``localcloud`` command of a fresh environment holding the wheel alone."""
+    where = tmp_path_factory.mktemp("wheel")
+    assert ROOT not in where.parents
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", where / "dist", PACKAGE)
+    (wheel,) = (where / "dist").glob("localcloud-*.whl")
+    base = getattr(sys, "_base_executable", sys.executable)
+    run(base, "-m", "venv", where / "venv")
+    run(where / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=where)
+    run(where / "venv" / "bin" / "python", "-m", "pip", "check", cwd=where)
+    return where / "venv" / "bin" / "localcloud"
+
+
+def listening(port: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@pytest.fixture(scope="module")
+def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``localcloud serve`` of the installed wheel, from a folder outside the repository,
+    with an environment that names nothing of it."""
+    folder = tmp_path_factory.mktemp("served")
+    port = free_port()
+    environment = {"PATH": f"{installed.parent}:/usr/bin:/bin", "HOME": str(folder)}
+    server = subprocess.Popen(  # noqa: S603 - the installed wheel's own command
+        [str(installed), "serve", "--port", str(port)],
+        cwd=folder,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        listening(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_the_wheel_carries_the_local_cloud_and_its_view_and_nothing_else(installed: Path) -> None:
+    site = next(installed.parent.parent.glob("lib/python*/site-packages"))
+    assert (site / "localcloud" / "server" / "view" / "static" / "htmx.min.js").is_file()
+    assert (site / "localcloud" / "server" / "view" / "templates" / "page.html").is_file()
+    for other in ("order_guard", "order_guard_tools", "tests", "model"):
+        assert not (site / other).exists(), other
+
+
+def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    shutil.copytree(FIXTURES / "apps" / "rest_api", app)
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        **CREDENTIALS,
+        "AWS_ENDPOINT_URL": served,
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        "SAM_CLI_TELEMETRY": "0",
+    }
+    clients = {
+        "endpoint_url": served,
+        "region_name": "eu-west-1",
+        **{k.lower(): v for k, v in CREDENTIALS.items()},
+    }
+    boto3.client("s3", **clients).create_bucket(  # type: ignore[call-overload]
+        Bucket="artifacts", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
+    )
+    run(
+        BIN / "sam", "deploy", "--stack-name", "wheel-a", "--s3-bucket", "artifacts",
+        "--capabilities", "CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND",
+        "--no-confirm-changeset", "--no-fail-on-empty-changeset",
+        cwd=app, env=environment,
+    )  # fmt: skip
+    cloudformation = boto3.client("cloudformation", **clients)  # type: ignore[call-overload]
+    (stack,) = cloudformation.describe_stacks(StackName="wheel-a")["Stacks"]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
+    assert outputs["ImplicitUrl"].startswith(f"{served}/restapis/")
+    with urllib.request.urlopen(f"{outputs['ImplicitUrl']}/items/i-1", timeout=30) as answer:  # noqa: S310
+        seen = json.load(answer)
+    assert (seen["pathParameters"], seen["stage"]) == ({"id": "i-1"}, "Prod")
