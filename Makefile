@@ -163,7 +163,7 @@ JOBS ?= auto
 check: lint ## the fast loop: lint, then the application's unit and template tests (no npm, no browser, no local cloud)
 	pytest -m "unit or template" -n $(JOBS)
 
-check-localcloud: $(STAMP) ## the local cloud's quick loop: its tests but the slow ones (no browser, no sam build, no lint)
+check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its tests but the slow ones (no browser, no sam build, no lint)
 	pytest -m "localcloud and not slow" -n $(JOBS) --dist loadfile
 
 test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite

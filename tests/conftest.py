@@ -7,7 +7,8 @@ run with moto and botocore's Stubber alone); the cloud factories are in
 live in ``tests/support``.
 
 Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``localcloud``,
-``e2e``), so ``pytest -m unit`` is the fast loop (``make check``).
+``e2e``), so ``pytest -m "unit or template"`` is the fast loop (``make check``) and
+``pytest -m "localcloud and not slow"`` the local cloud's (``make check-localcloud``).
 """
 
 from __future__ import annotations

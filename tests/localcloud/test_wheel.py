@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,11 +100,13 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def test_the_wheel_carries_the_local_cloud_and_its_view_and_nothing_else(installed: Path) -> None:
-    site = next(installed.parent.parent.glob("lib/python*/site-packages"))
-    assert (site / "localcloud" / "server" / "view" / "static" / "htmx.min.js").is_file()
-    assert (site / "localcloud" / "server" / "view" / "templates" / "page.html").is_file()
-    for other in ("order_guard", "order_guard_tools", "tests", "model"):
-        assert not (site / other).exists(), other
+    (wheel,) = (installed.parents[2] / "dist").glob("localcloud-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if not n.startswith(("localcloud/", "localcloud-"))] == []
+    assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
+    assert "localcloud/server/view/static/htmx.min.js" in names
+    assert "localcloud/server/view/templates/page.html" in names
+    assert "localcloud/services/lambda_/runtime/supervisor_main.py" in names
 
 
 def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path: Path) -> None:
@@ -140,3 +143,6 @@ def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path
     with urllib.request.urlopen(f"{outputs['ImplicitUrl']}/items/i-1", timeout=30) as answer:  # noqa: S310
         seen = json.load(answer)
     assert (seen["pathParameters"], seen["stage"]) == ({"id": "i-1"}, "Prod")
+    with urllib.request.urlopen(f"{served}/_localcloud/htmx.min.js", timeout=30) as answer:  # noqa: S310
+        assert answer.status == 200
+        assert b"htmx" in answer.read(4096)

@@ -1,6 +1,7 @@
-"""The fast loops need no npm, no browser, no ``sam build`` and no local cloud (issue 31):
-``make -n -B`` (every target taken as out of date, nothing run) prints every command a
-bare machine's ``make check`` or ``make check-localcloud`` would run."""
+"""The fast loops need no browser and no ``sam build``, and ``make check`` no npm either
+(issue 31): ``make -n -B`` (every target taken as out of date, nothing run) prints every
+command a bare machine's ``make check`` or ``make check-localcloud`` would run, and the
+tests each selects."""
 
 from __future__ import annotations
 
@@ -23,14 +24,33 @@ def commands(target: str) -> str:
     ).stdout
 
 
-@pytest.mark.parametrize("target", ["check", "check-localcloud"])
-def test_a_fast_loop_runs_none_of_the_slow_set_ups(target: str) -> None:
+@pytest.mark.parametrize(
+    ("target", "selection", "skipped"),
+    [
+        ("check", '-m "unit or template"', HEAVY),
+        ("check-localcloud", '-m "localcloud and not slow"', HEAVY[1:]),  # npm: the view's htmx
+    ],
+)
+def test_a_fast_loop_runs_none_of_the_slow_set_ups(
+    target: str, selection: str, skipped: tuple[str, ...]
+) -> None:
     ran = commands(target)
-    assert "pytest" in ran
-    assert [word for word in HEAVY if word in ran] == []
+    (pytest_line,) = [line for line in ran.splitlines() if line.startswith("pytest ")]
+    assert selection in pytest_line
+    assert [word for word in skipped if word in ran] == []
 
 
 def test_the_whole_run_does_run_them() -> None:
     """The control: the same reading of ``make test`` finds each set-up the loops skip."""
     ran = commands("test")
     assert [word for word in ("npm ci", "chromium", "sam build") if word not in ran] == []
+
+
+def test_every_local_cloud_module_that_drives_a_browser_is_marked_slow() -> None:
+    unmarked = [
+        path.name
+        for path in sorted((ROOT / "tests" / "localcloud").glob("test_*.py"))
+        if "from playwright" in path.read_text()
+        and "pytestmark = pytest.mark.slow" not in path.read_text()
+    ]
+    assert unmarked == []

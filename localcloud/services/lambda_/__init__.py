@@ -70,6 +70,11 @@ SERVICE: Final = Service(
         *mapping_patches.PATCHES,
         *code_links.PATCHES,
     ),
+    surfaces=(
+        "the Runtime API (awslambdaric) in an execution environment of its own per "
+        "concurrent invocation: one process tree each, reserved and account concurrency, "
+        "timeouts, the payload and package size limits, versions, aliases and layers",
+    ),
 )
 
 __all__ = [

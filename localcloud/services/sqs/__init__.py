@@ -26,6 +26,12 @@ SERVICE: Final = Service(
     providers=providers.PROVIDERS,
     patches=patches.PATCHES,
     event_sources={"sqs": from_mapping},
+    surfaces=(
+        "the SQS event source mapping: batches of BatchSize, "
+        "every record attribute, partial batch responses (ReportBatchItemFailures), "
+        "redelivery after the visibility timeout, redrive to a dead-letter queue, the 6 MB "
+        "payload limit",
+    ),
 )
 
 __all__ = [

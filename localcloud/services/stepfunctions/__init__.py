@@ -20,6 +20,11 @@ SERVICE: Final = Service(
     providers=providers.PROVIDERS,
     patches=(*patches.PATCHES, *refusals.PATCHES, *integrations.PATCHES, *reports.PATCHES),
     checks=patches.CHECKS,
+    surfaces=(
+        "executions in moto's interpreter: Task states call the account's functions (and "
+        "the SDK integrations the patches name), retriers, catchers, waits, names, "
+        "StopExecution, the refusals AWS makes",
+    ),
 )
 
 __all__ = ["SERVICE"]
