@@ -57,19 +57,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", where / "dist", PACKAGE)
     (wheel,) = (where / "dist").glob("localcloud-*.whl")
     base = getattr(sys, "_base_executable", sys.executable)
-    run(base, "-m", "venv", where / "venv")
-    # --no-compile: the server compiles what it imports, not every module of every dependency
-    run(
-        where / "venv" / "bin" / "python",
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--no-compile",
-        wheel,
-        cwd=where,
-    )
-    run(where / "venv" / "bin" / "python", "-m", "pip", "check", cwd=where)
+    run(base, "-m", "venv", "--without-pip", where / "venv")
+    python = where / "venv" / "bin" / "python"
+    # this environment's pip installs into that one (--python): the new one needs none of
+    # its own; the development lock constrains the wheel's ranges (a run is the same on
+    # every machine); --no-compile: the server compiles what it imports, not every module
+    lock = ROOT / "requirements-dev.txt"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile",
+        "-c", lock, wheel)  # fmt: skip
+    run(sys.executable, "-m", "pip", "--python", python, "check")
     return where / "venv" / "bin" / "localcloud"
 
 
@@ -90,11 +86,12 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     folder = tmp_path_factory.mktemp("served")
     port = free_port()
     environment = {"PATH": f"{installed.parent}:/usr/bin:/bin", "HOME": str(folder)}
+    log = (folder / "serve.log").open("w")  # a file: a pipe nobody reads would fill
     server = subprocess.Popen(  # noqa: S603 - the installed wheel's own command
         [str(installed), "serve", "--port", str(port)],
         cwd=folder,
         env=environment,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
     )
@@ -107,6 +104,7 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+        log.close()
 
 
 def test_the_wheel_carries_the_local_cloud_and_its_view_and_nothing_else(installed: Path) -> None:
