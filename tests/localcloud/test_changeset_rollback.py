@@ -81,7 +81,7 @@ def broken_dashboard(body: Body) -> None:
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
-    with started(server=True, visibility_timeout=2) as running:
+    with started(server=True, visibility_timeout=2, template=None) as running:
         package = io.BytesIO()
         with zipfile.ZipFile(package, "w") as archive:
             archive.writestr("app.py", "def handler(event, context):\n    return {}\n")

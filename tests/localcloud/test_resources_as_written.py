@@ -29,7 +29,7 @@ INDEXED = (FIXTURES / "apps" / "indexed_table" / "template.yaml").read_text()
 
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
-    with started(server=True) as running:
+    with started(server=True, template=None) as running:
         yield running
 
 
