@@ -19,6 +19,7 @@ import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -129,12 +130,18 @@ def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "SAM_CLI_TELEMETRY": "0",
     }
-    clients = {
-        "endpoint_url": served,
-        "region_name": "eu-west-1",
-        **{k.lower(): v for k, v in CREDENTIALS.items()},
-    }
-    boto3.client("s3", **clients).create_bucket(  # type: ignore[call-overload]
+
+    def client(service: str) -> Any:
+        return boto3.client(
+            service,  # type: ignore[call-overload]  # a name boto3's stubs type one by one
+            endpoint_url=served,
+            region_name="eu-west-1",
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=CREDENTIALS["AWS_SESSION_TOKEN"],
+        )
+
+    client("s3").create_bucket(
         Bucket="artifacts", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
     )
     run(
@@ -143,7 +150,7 @@ def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path
         "--no-confirm-changeset", "--no-fail-on-empty-changeset",
         cwd=app, env=environment,
     )  # fmt: skip
-    cloudformation = boto3.client("cloudformation", **clients)  # type: ignore[call-overload]
+    cloudformation = client("cloudformation")
     (stack,) = cloudformation.describe_stacks(StackName="wheel-a")["Stacks"]
     assert stack["StackStatus"] == "CREATE_COMPLETE"
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}

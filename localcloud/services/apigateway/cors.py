@@ -79,24 +79,33 @@ def is_preflight(request: Request) -> bool:
     )
 
 
+def _allow(cors: Mapping[str, Any], request: Request, response: Response) -> str | None:
+    """Set the headers a preflight and a response share for an allowed origin (the
+    origin, credentials, ``Vary``); the origin allowed, or ``None``."""
+    origin = _allowed_origin(cors, request.headers.get("Origin"))
+    if origin is None:
+        return None
+    response.headers["Access-Control-Allow-Origin"] = origin
+    if cors.get("AllowCredentials"):
+        response.headers["Access-Control-Allow-Credentials"] = "true"
+    if origin != "*":
+        response.headers.add("Vary", "Origin")
+    return origin
+
+
 def preflight(cors: Mapping[str, Any], request: Request) -> Response:
     """API Gateway's answer to a preflight request: 204, with the CORS headers when the
     origin is allowed."""
     response = Response(status=204)
-    origin = _allowed_origin(cors, request.headers.get("Origin"))
+    origin = _allow(cors, request, response)
     if origin is None:
         return response
-    response.headers["Access-Control-Allow-Origin"] = origin
     if cors.get("AllowMethods"):
         response.headers["Access-Control-Allow-Methods"] = _join(cors["AllowMethods"])
     if cors.get("AllowHeaders"):
         response.headers["Access-Control-Allow-Headers"] = _join(cors["AllowHeaders"])
     if cors.get("MaxAge") is not None:
         response.headers["Access-Control-Max-Age"] = str(cors["MaxAge"])
-    if cors.get("AllowCredentials"):
-        response.headers["Access-Control-Allow-Credentials"] = "true"
-    if origin != "*":
-        response.headers["Vary"] = "Origin"
     return response
 
 
@@ -106,14 +115,6 @@ def add_headers(cors: Mapping[str, Any], request: Request, response: Response) -
     for name in list(response.headers.keys()):
         if name.lower().startswith("access-control-"):
             response.headers.remove(name)
-    origin = _allowed_origin(cors, request.headers.get("Origin"))
-    if origin is None:
-        return response
-    response.headers["Access-Control-Allow-Origin"] = origin
-    if cors.get("ExposeHeaders"):
+    if _allow(cors, request, response) is not None and cors.get("ExposeHeaders"):
         response.headers["Access-Control-Expose-Headers"] = _join(cors["ExposeHeaders"])
-    if cors.get("AllowCredentials"):
-        response.headers["Access-Control-Allow-Credentials"] = "true"
-    if origin != "*":
-        response.headers.add("Vary", "Origin")
     return response
