@@ -163,11 +163,11 @@ JOBS ?= auto
 check: lint ## the fast loop: lint, then the application's unit and template tests (no npm, no browser, no local cloud)
 	pytest -m "unit or template" -n $(JOBS)
 
-check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its tests but the slow ones (no browser, no sam build, no lint)
-	pytest -m "localcloud and not slow" -n $(JOBS) --dist loadfile
+check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its own suite (localcloud/tests) but the slow modules, from the checkout (no browser, no sam build, no lint)
+	pytest localcloud/tests -m "not slow" -n $(JOBS) --dist loadfile
 
-test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite
-	pytest -n $(JOBS) --dist loadfile
+test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite (the local cloud's own suite from its installed wheel: tests/package)
+	pytest tests -n $(JOBS) --dist loadfile
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
 #   CONFIG_ENV=prod                       samconfig.toml environment (default: default)

@@ -6,9 +6,11 @@ run with moto and botocore's Stubber alone); the cloud factories are in
 (the tooling's and the end-to-end tests), imported by their folders' conftest. Helpers
 live in ``tests/support``.
 
-Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``localcloud``,
-``e2e``), so ``pytest -m "unit or template"`` is the fast loop (``make check``) and
-``pytest -m "localcloud and not slow"`` the local cloud's (``make check-localcloud``).
+Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``tools``,
+``package``, ``e2e``), so ``pytest -m "unit or template"`` is the fast loop (``make
+check``). The local cloud's own suite, ``localcloud/tests``, has its own conftest and
+marks (``localcloud``; ``pytest localcloud/tests -m "not slow"`` is its quick loop, ``make
+check-localcloud``); ``make test`` runs it from the installed wheel (tests/package).
 """
 
 from __future__ import annotations
@@ -32,16 +34,20 @@ collect_ignore_glob = ["fixtures/*"]
 """The fixture apps' own tests (``fixtures/apps/*/tests``) are inputs, run by ``python -m
 localcloud test-app`` against a deployed stack, never collected by this suite."""
 
-SUBJECTS = ("e2e", "localcloud", "proofs", "tools", "template", "unit")
+SUBJECTS = ("package", "e2e", "proofs", "tools", "template", "unit")
 """The test folders, slowest first: ``make test`` runs files on two workers
-(pytest-xdist, ``--dist loadfile``), and starting the long end-to-end files first keeps
-one worker from finishing far behind the other."""
+(pytest-xdist, ``--dist loadfile``), and starting the long files first (the wheel's run
+of the local cloud's suite, then end to end) keeps one worker from finishing far behind
+the other."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with the folder it lives in (its subject), and order the folders as
     :data:`SUBJECTS` lists them (each folder's files in their own order)."""
-    subjects = {item: item.path.relative_to(TESTS).parts[0] for item in items}
+    subjects = {
+        item: item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+        for item in items
+    }
     for item, subject in subjects.items():
         if subject in SUBJECTS:
             item.add_marker(subject)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from tests.support.browser import CHROMIUM_FLAGS, chromium
+from localcloud.tests.support.browser import CHROMIUM_FLAGS, chromium
 from tests.support.order_guard import make_cloud
 
 __all__ = ["browser", "make_cloud"]

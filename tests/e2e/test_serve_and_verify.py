@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
+from localcloud.tests.support.processes import python_module
 from order_guard_tools.scenarios import Report
 from order_guard_tools.verify import StackTarget, verify
 from tests.support.aws import free_port
 from tests.support.order_guard import started
-from tests.support.processes import python_module
+from tests.support.paths import ROOT
 
 
 def failed(report: Report) -> list[str]:
@@ -116,7 +117,7 @@ def test_serve_prints_its_parameters_and_resources_and_stops_cleanly_on_sigint()
         "BatchSize=1",
         "FaultModesEnabled=true",
     )
-    with python_module("order_guard_tools", "serve", *arguments) as server:
+    with python_module("order_guard_tools", "serve", *arguments, cwd=ROOT) as server:
         printed = server.read_until("Ctrl-C stops the server")
         assert f"listening on http://127.0.0.1:{port}" in printed
         rows = {tuple(line.split()) for line in printed.splitlines()}

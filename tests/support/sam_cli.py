@@ -5,21 +5,14 @@
   ``SamLocalStackProvider``/``SamFunctionProvider`` for the function,
   ``LocalLambdaRunner._make_env_vars`` with the ``--env-vars`` file, exactly the code
   path of ``InvokeContext`` before it would start a container.
-- :func:`deploy_parameter_overrides`: the ``parameter_overrides`` that ``sam deploy``
-  hands to its deploy step, from SAM CLI's click command with samconfig read by its
-  configuration callback; only the final ``do_cli`` is replaced, to capture them.
+(``deploy_parameter_overrides``, what ``sam deploy`` resolves, is the local cloud's own
+suite's: ``localcloud/tests/support/sam_cli.py``.)
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
-from click.testing import CliRunner
-from samcli.commands.deploy import command as deploy_command
 from samcli.commands.local.cli_common.invoke_context import InvokeContext
 from samcli.commands.local.lib.local_lambda import LocalLambdaRunner
 from samcli.lib.providers.sam_function_provider import SamFunctionProvider
@@ -61,23 +54,3 @@ def container_environment(
     )
     resolved: dict[str, str] = runner._make_env_vars(function).resolve()
     return resolved
-
-
-def deploy_parameter_overrides(project: Path, *arguments: str) -> dict[str, str]:
-    """``parameter_overrides`` as ``sam deploy <arguments>``, run in ``project`` (with
-    its ``samconfig.toml``), resolves them."""
-    names = list(inspect.signature(deploy_command.do_cli).parameters)
-    captured: dict[str, Any] = {}
-
-    def capture(*args: Any, **kwargs: Any) -> None:
-        captured.update(dict(zip(names, args, strict=False)), **kwargs)
-
-    runner = CliRunner()
-    with (
-        mock.patch.object(deploy_command, "do_cli", side_effect=capture),
-        contextlib.chdir(project),
-    ):
-        result = runner.invoke(deploy_command.cli, list(arguments), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    overrides: dict[str, str] = captured["parameter_overrides"] or {}
-    return overrides

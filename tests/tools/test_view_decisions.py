@@ -17,10 +17,16 @@ from localcloud.account import LocalCloud
 from localcloud.account.view import view_reader
 from localcloud.server.view import create_app, short
 from localcloud.state import TABLE_PAGE_ITEMS
+from localcloud.tests.support import view
+from localcloud.tests.support.view import answers, get, rows, unshown
 from order_guard_tools.cloud import OrderGuardCloud
 from order_guard_tools.decisions import decision_of
 from order_guard_tools.report import render_status
-from tests.support.view import answers, get, rows, send, unshown
+
+
+def send(cloud: LocalCloud, *bodies: dict[str, Any]) -> None:
+    """Send each body, as JSON, to Order Guard's jobs queue."""
+    view.send(cloud, *bodies, output="JobsQueueUrl")
 
 
 @pytest.fixture

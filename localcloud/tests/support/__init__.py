@@ -1,0 +1,1 @@
+"""Helpers of the local cloud's own tests."""

@@ -1,0 +1,157 @@
+"""Every PutItem, UpdateItem and DeleteItem is recorded from the DynamoDB call itself, for
+any caller's code (issue 20, part 5): the condition as written, Accepted or the error
+code, the item before and after, and which function made it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from localcloud.account import LocalCloud
+from localcloud.services.dynamodb import patches as dynamodb_patches
+from localcloud.state.history import plain_item
+
+
+@pytest.fixture
+def cloud(make_cloud: Callable[..., LocalCloud]) -> LocalCloud:
+    return make_cloud()
+
+
+def writes(cloud: LocalCloud) -> list[dict[str, Any]]:
+    """The recorded writes, oldest first."""
+    return list(reversed(cloud.view_data({})["writes"]))
+
+
+def test_a_conditional_put_and_its_refused_repeat(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["ItemsTableName"]
+    item = {"id": {"S": "w-1"}, "quantity": {"N": "4"}, "total": {"N": "1100"}}
+    condition = {
+        "ConditionExpression": "attribute_not_exists(#k)",
+        "ExpressionAttributeNames": {"#k": "id"},
+    }
+    dynamodb.put_item(TableName=table, Item=item, **condition)
+    with pytest.raises(ClientError, match="ConditionalCheckFailedException"):
+        dynamodb.put_item(TableName=table, Item={**item, "quantity": {"N": "5"}}, **condition)
+
+    accepted, refused = writes(cloud)[-2:]
+    stored = {"id": "w-1", "quantity": 4, "total": 1100}
+    assert accepted["condition"] == refused["condition"] == "attribute_not_exists(id)"
+    assert (accepted["outcome"], accepted["before"], accepted["after"]) == (
+        "Accepted",
+        None,
+        stored,
+    )
+    assert refused["outcome"] == "ConditionalCheckFailedException"
+    assert refused["before"] == refused["after"] == stored  # the item kept unchanged
+    assert refused["function"] is None  # this test's own client, not a function
+    assert (refused["table"], refused["key"]) == (table, "w-1")
+
+
+def test_an_update_and_a_delete_show_the_item_before_and_after(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["TriesTableName"]
+    for _ in range(2):
+        dynamodb.update_item(
+            TableName=table,
+            Key={"id": {"S": "w-2"}},
+            UpdateExpression="ADD tries :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+    dynamodb.delete_item(TableName=table, Key={"id": {"S": "w-2"}})
+
+    first, second, deleted = writes(cloud)[-3:]
+    assert [w["operation"] for w in (first, second, deleted)] == [
+        "UpdateItem",
+        "UpdateItem",
+        "DeleteItem",
+    ]
+    assert (first["before"], first["after"]) == (None, {"id": "w-2", "tries": 1})
+    assert (second["before"], second["after"]) == (first["after"], {"id": "w-2", "tries": 2})
+    assert (deleted["before"], deleted["after"]) == (second["after"], None)
+    assert first["condition"] is None
+
+
+def test_a_write_by_a_function_names_the_function_its_request_and_message(
+    cloud: LocalCloud,
+) -> None:
+    cloud.client("sqs").send_message(
+        QueueUrl=cloud.outputs["TaskQueueUrl"], MessageBody='{"id": "w-3", "quantity": 2}'
+    )
+    (outcome,) = [o for o in cloud.drain(timeout_s=30) if o.invocation is not None]
+
+    (write,) = [w for w in writes(cloud) if w["key"] == "w-3"]
+    assert write["function"] == cloud.outputs["ConsumerFunctionName"]
+    assert write["request_id"] == outcome.invocation.request_id
+    assert write["source"].startswith("message ")
+    assert write["condition"] == "attribute_not_exists(id)"
+
+
+def test_plain_items_read_every_attribute_kind() -> None:
+    item = {
+        "id": {"S": "x"},
+        "n": {"N": "1.5"},
+        "ss": {"SS": ["b", "a"]},
+        "m": {"M": {"k": {"N": "2"}}},
+        "l": {"L": [{"S": "v"}, {"NULL": True}]},
+        "flag": {"BOOL": True},
+    }
+    assert plain_item(item) == {
+        "id": "x",
+        "flag": True,
+        "l": ["v", None],
+        "m": {"k": 2},
+        "n": "1.5",
+        "ss": ["a", "b"],
+    }
+
+
+def test_writes_of_two_functions_run_in_process_each_name_their_own(cloud: LocalCloud) -> None:
+    """Functions deployed from source share this process's boto3 default session (and so
+    its credentials): each write still names the invocation that made it."""
+    cloud.client("sqs").send_message(
+        QueueUrl=cloud.outputs["TaskQueueUrl"], MessageBody='{"id": "w-q", "quantity": 1}'
+    )
+    (queued,) = [o for o in cloud.drain(timeout_s=30) if o.invocation is not None]
+    worker = cloud.function("TaskFunction")
+    flowed = worker.invoke({"id": "w-f", "quantity": 1})
+
+    (queue_write,) = [w for w in writes(cloud) if w["key"] == "w-q"]
+    flow_writes = [w for w in writes(cloud) if w["key"] == "w-f"]
+    assert queue_write["function"] == cloud.outputs["ConsumerFunctionName"]
+    assert queue_write["request_id"] == queued.invocation.request_id
+    assert len(flow_writes) == 2  # the tries counter's UpdateItem, the job's PutItem
+    for write in flow_writes:
+        assert write["function"] == cloud.outputs["TaskFunctionName"]
+        assert write["request_id"] == flowed.request_id
+
+
+def test_a_listener_that_fails_never_changes_the_answer_of_a_write(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(call: Any) -> None:
+        raise RuntimeError("a listener's own bug")
+
+    monkeypatch.setattr(dynamodb_patches, "WRITE_LISTENERS", [broken])
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["ItemsTableName"]
+    item = {"id": {"S": "w-4"}, "quantity": {"N": "1"}}
+
+    dynamodb.put_item(TableName=table, Item=item, ConditionExpression="attribute_not_exists(id)")
+    with pytest.raises(ClientError, match="ConditionalCheckFailedException"):
+        dynamodb.put_item(
+            TableName=table, Item=item, ConditionExpression="attribute_not_exists(id)"
+        )
+    assert dynamodb.get_item(TableName=table, Key={"id": {"S": "w-4"}})["Item"] == item
+
+
+def test_odd_values_and_events_are_recorded_without_failing(cloud: LocalCloud) -> None:
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.outputs["ItemsTableName"]
+    dynamodb.put_item(TableName=table, Item={"id": {"S": "w-5"}, "n": {"N": "1e3"}})
+
+    (write,) = [w for w in writes(cloud) if w["key"] == "w-5"]
+    assert write["after"] == {"id": "w-5", "n": "1e3"}  # not an int: shown as written

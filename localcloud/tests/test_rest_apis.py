@@ -1,0 +1,325 @@
+"""REST and HTTP APIs in front of functions (issue 30, its first steps): implicit (``Api``
+and ``HttpApi`` events) and explicit (a ``DefinitionBody``, an ``HttpApi`` with a stage)
+APIs answer at their path-style local URL, which the stack's outputs hold, with the
+Lambda proxy event (payload format 1.0, and 2.0 for HTTP APIs) and API Gateway's
+answers; the routes alone are public.
+
+The fixture app ``tests/fixtures/apps/rest_api`` is the suite's own (its
+``AWSTemplateFormatVersion`` is an unquoted date, as SAM CLI's own web template writes it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from localcloud.account import LocalCloud
+from localcloud.cloudformation.template import load
+from localcloud.services.apigateway.formats import proxy_response, response_v2
+from localcloud.tests.support.cloud import started
+from localcloud.tests.support.paths import FIXTURES
+from localcloud.tests.test_resources_as_written import change_set, failures
+
+APP = FIXTURES / "apps" / "rest_api" / "template.yaml"
+
+
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with started(
+        template=load(APP), stack_name="rest-a", region="eu-west-1", server=True
+    ) as running:
+        yield running
+
+
+def call(
+    url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            return answer.status, answer.headers, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def test_the_outputs_hold_the_local_url_of_the_stacks_own_apis(cloud: LocalCloud) -> None:
+    (api_id,) = [
+        api["id"]
+        for api in cloud.client("apigateway").get_rest_apis()["items"]
+        if api["name"] == "rest-a"  # the implicit API's title: the stack's name
+    ]
+    base = f"{cloud.endpoint_url}/restapis/{api_id}/Prod/_user_request_"
+    assert cloud.outputs["ImplicitUrl"] == base
+    assert cloud.outputs["ExplicitUrl"].endswith("/v1/_user_request_/hello")
+    # an execute-api URL of no API of the stack stays as written
+    assert (
+        cloud.outputs["NotAnApiUrl"] == "https://abc123.execute-api.us-east-1.amazonaws.com/Prod/"
+    )
+
+
+def test_path_parameters_and_multi_value_query_strings_and_headers_reach_the_function(
+    cloud: LocalCloud,
+) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/items/item-7?tag=a&tag=b&one=1"
+    status, headers, body = call(url, headers={"X-Trace": "t-1"})
+    assert status == 200, body
+    seen = json.loads(body)
+    assert seen["resource"] == "/items/{id}"
+    assert seen["path"] == "/items/item-7"
+    assert seen["httpMethod"] == "GET"
+    assert seen["pathParameters"] == {"id": "item-7"}
+    assert seen["queryStringParameters"] == {"tag": "b", "one": "1"}  # the last value
+    assert seen["multiValueQueryStringParameters"] == {"tag": ["a", "b"], "one": ["1"]}
+    assert seen["multiValueHeaders"]["x-trace"] == ["t-1"]
+    assert seen["stage"] == "Prod"
+    assert (seen["body"], seen["isBase64Encoded"], seen["stageVariables"]) == (None, False, None)
+    assert headers["X-Single"] == "one"
+    assert headers.get_all("Set-Cookie") == ["a=1", "b=2"]
+    assert headers["x-amzn-RequestId"]
+
+
+def test_a_body_and_a_greedy_path_and_any_method(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/items", "POST", b'{"id": "n-1"}')
+    assert status == 200
+    assert json.loads(json.loads(body)["body"]) == {"id": "n-1"}
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/files/a/b/c.txt", "DELETE")
+    seen = json.loads(body)
+    assert (status, seen["resource"], seen["pathParameters"]) == (
+        200,
+        "/files/{proxy+}",
+        {"proxy": "a/b/c.txt"},
+    )
+
+
+def test_a_base64_result_is_sent_as_bytes_to_a_client_accepting_a_binary_type(
+    cloud: LocalCloud,
+) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/files/data.bin"
+    accepting = {"Accept": "application/octet-stream"}
+    status, headers, body = call(url, headers=accepting)
+    assert (status, headers["Content-Type"], body) == (
+        201,
+        "application/octet-stream",
+        b"\x00\xffbinary",
+    )
+    # any other Accept: the base64 text, as API Gateway converts no content
+    status, _, body = call(url, headers={"Accept": "application/json"})
+    assert (status, body) == (201, base64.b64encode(b"\x00\xffbinary"))
+
+
+def test_an_explicit_api_with_a_definition_body_and_stage_variables(cloud: LocalCloud) -> None:
+    status, _, body = call(cloud.outputs["ExplicitUrl"])
+    seen = json.loads(body)
+    assert (status, seen["stage"], seen["stageVariables"]) == (200, "v1", {"colour": "blue"})
+
+
+@pytest.mark.parametrize("how", ["raises", "no-status", "dict-body", "bare-string"])
+def test_a_function_error_or_a_malformed_result_is_502(cloud: LocalCloud, how: str) -> None:
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/broken/{how}")
+    assert (status, json.loads(body)) == (502, {"message": "Internal server error"})
+
+
+@pytest.mark.parametrize(
+    "path", ["/nowhere", "/items", "/items/a/b", "/broken"]
+)  # no resource, a resource without GET, too deep, a parent without a method
+def test_an_unmatched_route_is_missing_authentication_token(cloud: LocalCloud, path: str) -> None:
+    status, headers, body = call(f"{cloud.outputs['ImplicitUrl']}{path}")
+    assert (status, json.loads(body)) == (403, {"message": "Missing Authentication Token"})
+    assert headers["x-amzn-ErrorType"] == "MissingAuthenticationTokenException"
+
+
+def test_an_unknown_stage_is_missing_authentication_token(cloud: LocalCloud) -> None:
+    url = cloud.outputs["ImplicitUrl"].replace("/Prod/", "/Staging/") + "/items/x"
+    assert call(url)[0] == 403
+
+
+def test_only_the_routes_are_unsigned_and_the_host_check_still_applies(cloud: LocalCloud) -> None:
+    url = f"{cloud.outputs['ImplicitUrl']}/items/x"
+    assert call(url)[0] == 200  # unsigned, as on AWS
+    assert call(f"{cloud.endpoint_url}/restapis")[0] == 403  # the control plane: refused
+    status, _, body = call(url, headers={"Host": "evil.example"})
+    assert status == 403
+    assert b"not a name this local cloud answers for" in body
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"statusCode": 200, "body": "x", "extra": 1},  # a key the proxy format does not have
+        {"statusCode": True},
+        {"statusCode": 700},
+        {"statusCode": 200, "body": "***", "isBase64Encoded": True},
+        {"statusCode": 200, "multiValueHeaders": {"A": "not a list"}},
+    ],
+)
+def test_results_api_gateway_refuses_are_malformed(result: dict[str, Any]) -> None:
+    assert proxy_response(result) is None
+
+
+def test_an_integration_the_local_cloud_does_not_run_is_refused_by_name(cloud: LocalCloud) -> None:
+    body = {
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Api": {
+                "Type": "AWS::ApiGateway::RestApi",
+                "Properties": {
+                    "Body": {
+                        "swagger": "2.0",
+                        "info": {"title": "http"},
+                        "paths": {
+                            "/x": {
+                                "get": {
+                                    "x-amazon-apigateway-integration": {
+                                        "type": "http_proxy",
+                                        "uri": "https://example.com/",
+                                        "httpMethod": "GET",
+                                    }
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+    }
+    name = f"http-{uuid.uuid4().hex[:6]}"
+    change_set(cloud, name, json.dumps(body))  # refused when carried out, as on AWS
+    reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
+    assert any("Api.Body.paths./x.get" in r and "http_proxy" in r for r in reasons), reasons
+
+
+def test_an_http_apis_2_0_event_and_a_bare_result_as_a_200(cloud: LocalCloud) -> None:
+    assert "/$default/_user_request_/" in cloud.outputs["HttpUrl"]
+    status, headers, body = call(
+        f"{cloud.outputs['HttpUrl']}v2/x-1?tag=a&tag=b", headers={"Cookie": "c=1; d=2"}
+    )
+    assert (status, headers["Content-Type"]) == (200, "application/json")
+    event = json.loads(body)  # the function returned the event itself, no statusCode
+    assert (event["version"], event["routeKey"], event["rawPath"]) == (
+        "2.0",
+        "GET /v2/{id}",
+        "/v2/x-1",
+    )
+    assert event["queryStringParameters"] == {"tag": "a,b"}  # joined with commas
+    assert event["pathParameters"] == {"id": "x-1"}
+    assert event["cookies"] == ["c=1", "d=2"]
+    assert "cookie" not in event["headers"]
+    assert event["requestContext"]["stage"] == "$default"
+    assert event["requestContext"]["http"]["method"] == "GET"
+
+
+def test_an_http_apis_1_0_integration_gets_the_1_0_event(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}v1/y-2?tag=a&tag=b")
+    event = json.loads(body)
+    assert (status, event["version"], event["pathParameters"]) == (200, "1.0", {"id": "y-2"})
+    assert event["multiValueQueryStringParameters"] == {"tag": ["a", "b"]}
+
+
+def test_an_http_apis_named_stage_and_its_variables(cloud: LocalCloud) -> None:
+    assert cloud.outputs["BetaUrl"].endswith("/beta/_user_request_")
+    status, _, body = call(f"{cloud.outputs['BetaUrl']}/ping", "PUT")
+    event = json.loads(body)
+    assert (status, event["routeKey"], event["rawPath"]) == (200, "ANY /ping", "/beta/ping")
+    assert event["stageVariables"] == {"tier": "beta"}
+
+
+def test_an_http_api_answers_404_and_500_as_api_gateway_does(cloud: LocalCloud) -> None:
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}nowhere")
+    assert (status, json.loads(body)) == (404, {"message": "Not Found"})
+    status, _, body = call(f"{cloud.outputs['HttpUrl']}fails")
+    assert (status, json.loads(body)) == (500, {"message": "Internal Server Error"})
+
+
+def test_a_2_0_result_with_cookies_or_a_bare_string() -> None:
+    with_cookies = response_v2({"statusCode": 204, "cookies": ["a=1", "b=2"]})
+    assert with_cookies is not None
+    assert (with_cookies.status_code, with_cookies.headers.getlist("Set-Cookie")) == (
+        204,
+        ["a=1", "b=2"],
+    )
+    bare = response_v2("hello")
+    assert bare is not None
+    assert (bare.status_code, bare.get_data(), bare.mimetype) == (200, b"hello", "application/json")
+    assert response_v2({"statusCode": 200, "cookies": "a=1"}) is None
+
+
+def test_a_foreign_page_reaches_the_routes_as_on_aws_and_nothing_else(cloud: LocalCloud) -> None:
+    """On a route the API answers the origin (here the function's own CORS header, which
+    the browser then applies); the control plane and the view still refuse it."""
+    origin = {"Origin": "https://shop.example", "Sec-Fetch-Site": "cross-site"}
+    status, headers, _ = call(f"{cloud.outputs['ImplicitUrl']}/items/x", headers=origin)
+    assert (status, headers["Access-Control-Allow-Origin"]) == (200, "https://shop.example")
+    # a preflight to a route without an OPTIONS method: API Gateway's own answer
+    status, _, body = call(f"{cloud.outputs['ImplicitUrl']}/items/x", "OPTIONS", headers=origin)
+    assert (status, json.loads(body)) == (403, {"message": "Missing Authentication Token"})
+    for elsewhere in ("/restapis", "/_localcloud/", "/"):
+        status, _, body = call(f"{cloud.endpoint_url}{elsewhere}", headers=origin)
+        assert status == 403, elsewhere
+        assert b"refused" in body, elsewhere
+
+
+def test_an_api_written_resource_by_resource(cloud: LocalCloud) -> None:
+    assert cloud.outputs["HandUrl"].endswith("/live/_user_request_/orders")
+    status, _, body = call(f"{cloud.outputs['HandUrl']}/o-1")
+    seen = json.loads(body)
+    assert (status, seen["resource"], seen["pathParameters"]) == (
+        200,
+        "/orders/{orderId}",
+        {"orderId": "o-1"},
+    )
+    assert call(cloud.outputs["HandUrl"])[0] == 403  # /orders has no method
+
+
+def test_an_api_whose_definition_is_a_file_of_the_app(cloud: LocalCloud) -> None:
+    status, _, body = call(cloud.outputs["FileUrl"])
+    assert (status, json.loads(body)["resource"]) == (200, "/from-file")
+
+
+def test_sams_cors_answers_the_preflight_with_the_apis_headers(cloud: LocalCloud) -> None:
+    origin = {"Origin": "https://shop.example", "Access-Control-Request-Method": "GET"}
+    status, headers, body = call(cloud.outputs["ExplicitUrl"], "OPTIONS", headers=origin)
+    assert (status, body) == (200, b"{}\n")
+    assert headers["Access-Control-Allow-Origin"] == "https://shop.example"
+    assert headers["Access-Control-Allow-Methods"] == "GET,OPTIONS"
+    assert headers["Access-Control-Allow-Headers"] == "content-type,x-trace"
+
+
+def test_a_mock_integration_that_is_not_static_is_refused_by_name(cloud: LocalCloud) -> None:
+    mock = {
+        "type": "mock",
+        "requestTemplates": {"application/json": '{"statusCode": 200}'},
+        "responses": {
+            "default": {
+                "statusCode": "200",
+                "responseParameters": {
+                    "method.response.header.X-Id": "integration.response.body.id"
+                },
+            }
+        },
+    }
+    body = {
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Api": {
+                "Type": "AWS::ApiGateway::RestApi",
+                "Properties": {
+                    "Body": {
+                        "swagger": "2.0",
+                        "info": {"title": "mock"},
+                        "paths": {"/x": {"options": {"x-amazon-apigateway-integration": mock}}},
+                    }
+                },
+            }
+        },
+    }
+    name = f"mock-{uuid.uuid4().hex[:6]}"
+    change_set(cloud, name, json.dumps(body))
+    reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
+    assert any("Api.Body.paths./x.options" in r and "static" in r for r in reasons), reasons
