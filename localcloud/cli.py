@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from localcloud import coverage, testapp
+from localcloud import coverage, remote, testapp
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     parameter_options(p)
     p.set_defaults(run=serve)
     testapp.add_parser(commands)
+    remote.add_parsers(commands)
     p = commands.add_parser("coverage", help="what the local cloud runs, as a Markdown page")
     p.add_argument(
         "--write",
@@ -186,6 +187,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except (UnsupportedTemplate, ServeError) as exc:
+    except (UnsupportedTemplate, ServeError, remote.RemoteError) as exc:
         say(f"error: {exc}")
         return 2

@@ -6,7 +6,7 @@ patch registry), the event sources it offers Lambda, and the API surfaces it run
 then the core patches that belong to no service.
 
 ``python -m localcloud coverage`` prints the page; ``--write PATH`` writes it;
-``tests/localcloud/test_coverage_page.py`` fails when docs/local-cloud-coverage.md is not
+``tests/package/test_coverage_page.py`` fails when docs/local-cloud-coverage.md is not
 what this module writes now.
 """
 

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from localcloud.cloudformation.template import Template
+from localcloud.remote import render_status as render_status_of
+from localcloud.remote import shown, table
 from localcloud.text import plain
 from order_guard_tools.scenarios import Report, Step, StepListener
 
@@ -100,147 +102,36 @@ def dumps(value: Any) -> str:
 
 
 def render_status(console: Console, state: Mapping[str, Any]) -> None:
-    """The live view's sections as terminal tables (``python -m order_guard_tools status``);
-    the write decisions only where the server shows them (Order Guard's own server, not
-    a plain ``python -m localcloud serve``)."""
-    console.rule(f"[bold]AWS View, local cloud, {plain(state.get('title'))}")
-    pages = state.get("pages", {})
-    _table(
+    """The live view's sections as terminal tables (``python -m order_guard_tools status``):
+    the local cloud's own (:func:`localcloud.remote.render_status`), with the write
+    decisions after the mappings where the server shows them (Order Guard's own server,
+    not a plain ``python -m localcloud serve``)."""
+    render_status_of(console, state, sections=[_decisions] if "decisions" in state else [])
+
+
+def _decisions(console: Console, state: Mapping[str, Any]) -> None:
+    table(
         console,
-        "Queues",
-        ["queue", "visible", "in flight", "redrive"],
-        [
-            [q["name"], "gone", "", ""]
-            if q.get("gone")
-            else [q["name"], q["visible"], q["in_flight"], q["redrive"]]
-            for q in state["queues"]
-        ],
-    )
-    _table(
-        console,
-        "Event source mappings",
-        ["source", "function", "batch size", "state"],
-        [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
-    )
-    if "decisions" in state:
-        _table(
-            console,
-            f"Write decisions (newest first){_shown(pages.get('decisions'))}",
-            ["order id", "from", "decision", "item before", "item after"],
-            [
-                [
-                    d["order_id"],
-                    d["source"],
-                    f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
-                    _item(d["before"]),
-                    _item(d["after"]),
-                ]
-                for d in state["decisions"]
-            ],
-            markup_column=2,
-        )
-    _table(
-        console,
-        f"Writes to DynamoDB (newest first){_shown(pages.get('writes'))}",
-        ["table", "key", "from", "call", "outcome", "item before", "item after"],
+        f"Write decisions (newest first){shown(state.get('pages', {}).get('decisions'))}",
+        ["order id", "from", "decision", "item before", "item after"],
         [
             [
-                w["table"],
-                w["key"],
-                f"{w['function']} {w['source'] or ''}".strip()
-                if w["function"]
-                else "not a function",
-                f"{w['operation']} {w['condition'] or '(no condition)'}",
-                w["outcome"],
-                json.dumps(w["before"]) if w["before"] is not None else "none",
-                json.dumps(w["after"]) if w["after"] is not None else "none",
+                d["order_id"],
+                d["source"],
+                f"[{_STYLE.get(d['decision'], 'white')}]{plain(d['decision'])}[/]",
+                _item(d["before"]),
+                _item(d["after"]),
             ]
-            for w in state.get("writes", [])
+            for d in state["decisions"]
         ],
+        markup_column=2,
     )
-    if state.get("tagged_writes"):
-        _table(
-            console,
-            "Written by a setup (tagged: not the code under test)",
-            ["table", "key", "tag", "call", "outcome"],
-            [
-                [w["table"], w["key"], w["tag"], w["operation"], w["outcome"]]
-                for w in state["tagged_writes"]
-            ],
-        )
-    for table in state["tables"]:
-        columns = list(table.get("columns", []))
-        rows = [[item.get(c) for c in columns] for item in table["items"]]
-        counted = f", {len(rows)} of {table.get('count', len(rows))} item(s) shown"
-        title = f"Table {plain(table['name'])}{' (gone)' if table['gone'] else counted}"
-        _table(console, title, columns, rows)
-    for machine in state["state_machines"]:
-        _table(
-            console,
-            f"Executions of {plain(machine['name'])}{' (gone)' if machine['gone'] else ''}",
-            ["execution", "status", "task events", "output, or error and cause"],
-            [
-                [
-                    e["name"],
-                    e["status"],
-                    " ".join(
-                        f"{t['state']}:{t['event']}{'(' + t['error'] + ')' if t['error'] else ''}"
-                        for t in e["tasks"]
-                    ),
-                    _outcome(e),
-                ]
-                for e in machine["executions"]
-            ],
-        )
-    _table(
-        console,
-        f"Invocations (newest first){_shown(pages.get('invocations'))}",
-        ["function", "given", "result", "ms"],
-        [[i["function"], i["given"], i["result"], i["duration_ms"]] for i in state["invocations"]],
-    )
-
-
-def _outcome(execution: Mapping[str, Any]) -> str:
-    """An execution's output, or, when it failed, its error, failing state and cause."""
-    if "error" not in execution:
-        return str(execution.get("output") or "")
-    where = f" in state {execution['failed_state']}" if execution.get("failed_state") else ""
-    cause = f": {execution['cause']}" if execution.get("cause") else ""
-    return f"{execution['error'] or 'no error'}{where}{cause}"
-
-
-def _shown(page: Mapping[str, Any] | None) -> str:
-    """``, 50 of 812 shown`` for a paged list (empty when it all fits)."""
-    if not page or page.get("count", 1) <= 1:
-        return ""
-    return f", page {page['page']} of {page['count']}, {page['total']} in all"
-
-
-def _table(
-    console: Console,
-    title: str,
-    columns: list[str],
-    rows: list[list[Any]],
-    *,
-    markup_column: int | None = None,
-) -> None:
-    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(plain(column))  # a table's attribute names are data
-    for row in rows:
-        table.add_row(
-            *(
-                str(cell) if index == markup_column else plain("" if cell is None else cell)
-                for index, cell in enumerate(row)
-            )
-        )
-    console.print(table)
 
 
 def render_cold_start(console: Console, init: Mapping[str, Any]) -> None:
     """The cold-start table: each function's INIT against a bare boto3 handler's."""
     rounds = "fresh processes, interleaved; INIT = handler module imported + DynamoDB client"
-    _table(
+    table(
         console,
         f"Cold start ({rounds}; built package, no bytecode written, no awscrt)",
         ["function", "INIT ms (median)", "min–max ms", "× bare boto3 (median)", "min–max ×"],
@@ -267,7 +158,7 @@ def render_environment_start(console: Console, figures: Sequence[Any]) -> None:
         median, low, high = values
         return [f"{median:.1f}{unit}", f"{low:.1f}–{high:.1f}{unit}"]
 
-    _table(
+    table(
         console,
         "Local cold start of an execution environment (a cold invocation of a zip function, "
         "until the invoker has the answer; rounds interleaved)",
@@ -286,7 +177,7 @@ def render_environment_start(console: Console, figures: Sequence[Any]) -> None:
 
 def render_write_units(console: Console, units: Mapping[str, Any]) -> None:
     """Write and read units per decision, by DynamoDB's rule (not the emulator's)."""
-    _table(
+    table(
         console,
         "Capacity units per decision, computed by DynamoDB's documented rule from the items "
         "written (item size rounded up to 1 KB; a failed condition still consumes); not "
@@ -308,7 +199,7 @@ def render_write_units(console: Console, units: Mapping[str, Any]) -> None:
 def render_critical_path(console: Console, figures: Mapping[str, Any]) -> None:
     """Where the queue worker's 10-new-order batch spends its time outside the emulator
     (``critical_path.worker_round_trips``)."""
-    _table(
+    table(
         console,
         "The queue worker's 10-new-order batch outside the emulator (a stand-in DynamoDB "
         "in its own process): wall in round trips, CPU in the worker's process",
@@ -337,7 +228,7 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
     """``make bench``'s figures, one table per question."""
     names = list(results["requests_per_message"])
     rpm = results["requests_per_message"]
-    _table(
+    table(
         console,
         "DynamoDB requests per message",
         ["contestant", "new", "repeat", "conflict", "invalid"],
@@ -355,14 +246,14 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
         ),
     ):
         mps = results[key]
-        _table(
+        table(
             console,
             f"Messages per second, mixed stream of {results['messages']} (half repeats), "
             f"{trip}, median of {results['rounds']} interleaved rounds",
             ["contestant", "median", "× floor", "× Powertools"],
             [[n, v["median"], v["vs_floor"], v["vs_powertools"]] for n, v in mps.items()],
         )
-    _table(
+    table(
         console,
         "10-record batch in simulated round trips (wall; added by the round trip); peak memory",
         ["contestant", "wall", "added", "peak KiB"],
@@ -379,7 +270,7 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
     render_critical_path(console, results["batch_round_trips_worker"])
     render_cold_start(console, results["init"])
     cost = results["cost_model"]
-    _table(
+    table(
         console,
         "Cost per million orders (us-east-1, published prices; see the results file)",
         ["contestant", "DynamoDB $ (new orders)", "Lambda $"],
@@ -393,7 +284,7 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
         ],
     )
     render_write_units(console, results["write_units"])
-    _table(
+    table(
         console,
         f"Billed INIT per million orders (10 orders a batch, 256 MB; {results['cold_start_rate']})",
         ["function", "cold starts", "INIT s", "$ per million orders"],
@@ -403,7 +294,7 @@ def render_bench(console: Console, results: Mapping[str, Any]) -> None:
         ],
     )
     handoff = results["thread_handoff"]
-    _table(
+    table(
         console,
         "CPython thread hand-off: 10-task batches of CPU-bound Python, no I/O "
         "(the baseline for concurrency with no round trip)",

@@ -1,10 +1,9 @@
 """Fixtures for every test: fake credentials, moto, tables built from template.yaml, the
 workers' dependencies and RESULT log lines, a Lambda context and the sample events in
 events/. They import nothing of the local cloud or the tooling (the application's tests
-run with moto and botocore's Stubber alone); the cloud factories are in
-``tests/support/cloud.py`` (the local cloud's tests) and ``tests/support/order_guard.py``
-(the tooling's and the end-to-end tests), imported by their folders' conftest. Helpers
-live in ``tests/support``.
+run with moto and botocore's Stubber alone); the cloud factory of the tooling's and the
+end-to-end tests is in ``tests/support/order_guard.py``, imported by their folders'
+conftest. Helpers live in ``tests/support``.
 
 Every test is marked with its folder (``unit``, ``template``, ``proofs``, ``tools``,
 ``package``, ``e2e``), so ``pytest -m "unit or template"`` is the fast loop (``make

@@ -24,7 +24,7 @@ This module is the registry: the built-in services, and any a project or a test 
 From them come the providers the CloudFormation engine is handed (:func:`providers`), the
 one patch registry (:func:`patch_registry`, installed and uninstalled together by
 :func:`install` and :func:`uninstall`, counted: the last local cloud to stop uninstalls;
-``tests/localcloud/test_patches.py`` checks each patch by name), and the event source
+``localcloud/tests/test_patches.py`` checks each patch by name), and the event source
 pollers Lambda's mappings use (:func:`event_sources`).
 
 May import: each service, the CloudFormation engine (its API's patches), the patch

@@ -5,7 +5,7 @@ API's first-class integrations (``SQS-SendMessage``, ``StepFunctions-StartExecut
 from a definition and written by hand, an HTTP API's CORS configuration, binary bodies,
 and a slow route beside a quick one.
 
-The fixture app ``tests/fixtures/apps/api_integrations`` is the suite's own.
+The fixture app ``fixtures/apps/api_integrations`` is the suite's own.
 """
 
 from __future__ import annotations

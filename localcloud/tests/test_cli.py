@@ -1,10 +1,14 @@
 """``python -m localcloud serve``: an empty account for the AWS tools, or a template's
-stack, served until SIGINT; a command that cannot run as asked says why in one line."""
+stack, served until SIGINT; ``status``, ``invoke`` and ``deploy`` against a running
+server; a command that cannot run as asked says why in one line."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,9 @@ import boto3
 import pytest
 
 from localcloud import cli
+from localcloud.account import LocalCloud
 from localcloud.tests.support.aws import free_port
+from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import JOBS_APP
 from localcloud.tests.support.processes import python_module
 
@@ -75,3 +81,96 @@ def test_a_busy_port_is_refused_before_anything_starts(
     printed = capsys.readouterr().out
     assert f"error: cannot listen on 127.0.0.1:{port}" in printed
     assert f"--port {port + 1}" in printed
+
+
+# --- the commands against a running server: status, invoke, deploy ----------------------
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[LocalCloud]:
+    with started(server=True) as running:
+        yield running
+
+
+def test_status_prints_the_live_views_tables_of_a_running_server(
+    served: LocalCloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served.client("dynamodb").put_item(
+        TableName=served.outputs["ItemsTableName"], Item={"id": {"S": "[red]shown-as-text"}}
+    )
+    assert cli.main(["status", "--endpoint-url", served.endpoint_url]) == 0
+    printed = capsys.readouterr().out
+    queue = served.outputs["TaskQueueUrl"].rsplit("/", 1)[-1]
+    assert queue[:20] in printed
+    assert "Event source mappings" in printed
+    assert served.outputs["ConsumerFunctionName"][:20] in printed
+    assert "[red]shown-as-text" in printed  # data, never terminal markup
+
+
+def test_invoke_prints_the_log_tail_and_the_response(
+    served: LocalCloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"id": "cli-job", "quantity": 2}))
+    function = served.outputs["TaskFunctionName"]
+    arguments = ["--endpoint-url", served.endpoint_url]
+
+    assert cli.main(["invoke", function, "-e", str(event), *arguments]) == 0
+    printed = capsys.readouterr().out
+    assert "START RequestId:" in printed
+    assert '{"id": "cli-job", "total": 600, "completed": true}' in printed
+
+    event.write_text(json.dumps({"id": "cli-job", "quantity": 0}))
+    assert cli.main(["invoke", function, "-e", str(event), *arguments]) == 0  # as sam local invoke
+    printed = capsys.readouterr().out
+    assert "error (Unhandled)" in printed
+    (answer,) = [line for line in printed.splitlines() if line.startswith("error (Unhandled)")]
+    envelope = json.loads(answer.removeprefix("error (Unhandled) "))
+    assert (envelope["errorType"], envelope["errorMessage"]) == (
+        "InvalidJob",
+        "quantity must be from 1 to 10",
+    )
+
+
+def test_invoke_of_what_cannot_run_says_why_in_one_line(
+    served: LocalCloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments = ["--endpoint-url", served.endpoint_url]
+    assert cli.main(["invoke", "no-such-function", *arguments]) == 2
+    assert "error: no-such-function on http://127.0.0.1:" in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text("{not json")
+    assert cli.main(["invoke", "f", "-e", str(tmp_path / "bad.json"), *arguments]) == 2
+    assert "bad.json is not JSON" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["status"], ["invoke", "f"], ["deploy"]])
+def test_a_command_with_no_server_there_says_so(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    assert cli.main([*command, "--endpoint-url", url]) == 2
+    assert f"error: nothing answers at {url}: start it with `localcloud serve`" in (
+        capsys.readouterr().out
+    )
+
+
+@pytest.mark.slow  # the SAM CLI starts in a process of its own: seconds
+def test_deploy_runs_the_stock_sam_deploy_against_the_server(
+    served: LocalCloud, tmp_path: Path
+) -> None:
+    (tmp_path / "template.yaml").write_text(
+        "Transform: AWS::Serverless-2016-10-31\n"
+        "Resources:\n  Inbox:\n    Type: AWS::SQS::Queue\n"
+        "Outputs:\n  InboxUrl: {Value: !Ref Inbox}\n"
+    )
+    with contextlib.chdir(tmp_path):
+        code = cli.main(
+            ["deploy", "--endpoint-url", served.endpoint_url, "--",
+             "--stack-name", "deployed-by-cli", "--no-confirm-changeset"]
+        )  # fmt: skip
+    assert code == 0
+    (stack,) = served.client("cloudformation").describe_stacks(StackName="deployed-by-cli")[
+        "Stacks"
+    ]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    assert "/deployed-by-cli-Inbox-" in stack["Outputs"][0]["OutputValue"]

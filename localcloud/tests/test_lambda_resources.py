@@ -4,7 +4,7 @@ alias and an event source mapping on it run that version, and ``AWS::Serverless:
 LayerVersion`` from a local ``ContentUri`` is importable in Lambda's order, at most 5 of
 them, counted toward the 262,144,000-byte unzipped limit.
 
-The fixture app ``tests/fixtures/apps/alias_layer`` is the suite's own.
+The fixture app ``fixtures/apps/alias_layer`` is the suite's own.
 """
 
 from __future__ import annotations

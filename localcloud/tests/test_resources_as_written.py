@@ -3,7 +3,7 @@ physical names, with CloudFormation's ``AlreadyExists`` and a rollback when a se
 stack takes them; provisioned tables with indexes, a stream and time to live; customer
 managed policies (SAM Connectors' included); S3 buckets.
 
-The fixture apps under ``tests/fixtures/apps/`` are the suite's own; each case takes a
+The fixture apps under ``fixtures/apps/`` are the suite's own; each case takes a
 second (the change set runs in the local server, no SAM CLI).
 """
 

@@ -4,7 +4,7 @@ APIs answer at their path-style local URL, which the stack's outputs hold, with 
 Lambda proxy event (payload format 1.0, and 2.0 for HTTP APIs) and API Gateway's
 answers; the routes alone are public.
 
-The fixture app ``tests/fixtures/apps/rest_api`` is the suite's own (its
+The fixture app ``fixtures/apps/rest_api`` is the suite's own (its
 ``AWSTemplateFormatVersion`` is an unquoted date, as SAM CLI's own web template writes it).
 """
 

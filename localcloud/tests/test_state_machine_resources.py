@@ -3,7 +3,7 @@ service integrations a workflow calls (DynamoDB, SQS, SNS) and nested executions
 (``states:startExecution``, ``.sync`` and ``.sync:2``) run against the local account; any
 other Task resource is refused by name, at deploy and at the API, wherever it is nested.
 
-The fixture app ``tests/fixtures/apps/nested_execution`` is the suite's own.
+The fixture app ``fixtures/apps/nested_execution`` is the suite's own.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Each execution environment is a process of its own now (issue 27): what it write
 stdout and stderr is its log stream, and a line belongs to the invocation whose answer
 follows it, whichever of its threads wrote it. (How the local cloud's in-process runtime,
 kept for its own unit tests, attributes lines by thread is tested in
-``tests/localcloud/test_lambda_runtime.py``.)
+``localcloud/tests/test_lambda_runtime.py``.)
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ from localcloud.account import LocalCloud
 from localcloud.server.guard import VIEW_PREFIX
 from localcloud.services.lambda_ import ProcessFunction
 from localcloud.state import queue_empty
+from localcloud.tests.support.paths import FIXTURES as LOCALCLOUD_FIXTURES
 from order_guard_tools.cloud import OrderGuardCloud
 from tests.support.order_guard import started
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.paths import ROOT
 
-RUNTIME_PROBES = FIXTURES / "runtime_probes"
+RUNTIME_PROBES = LOCALCLOUD_FIXTURES / "runtime_probes"
 SENDERS = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_SENDERS", "4"))
 BATCHES = int(os.environ.get("ORDER_GUARD_ATTRIBUTION_BATCHES", "5"))
 """Per sender, per client kind (boto3 threads and AWS SDK for JavaScript senders): the

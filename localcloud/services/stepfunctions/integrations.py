@@ -6,7 +6,7 @@ integration ``arn:aws:states:::<service>:<action>[.sync|.sync:2|.waitForTaskToke
 (Step Functions Developer Guide, "Integrating services"). moto 5.2.5's interpreter
 (``moto.stepfunctions.parser.asl.component.state.exec.state_task.service``) implements a
 handful of them against the local account; the local cloud runs those whose service it
-holds and which its tests execute (``tests/localcloud/test_state_machine_resources.py``):
+holds and which its tests execute (``localcloud/tests/test_state_machine_resources.py``):
 :data:`RUN_LOCALLY`. Any other, an activity, ``aws-sdk:*`` or the callback pattern
 (``.waitForTaskToken``), would be accepted by moto and then fail the execution, or call a
 service the account does not hold: it is refused before the state machine exists,
