@@ -6,8 +6,10 @@ A development tool; it knows no application (``make lint`` checks that it import
 with lint-imports; the contracts are in ``pyproject.toml``). Its parts, each importing
 only what is below it::
 
+    tests            its own suite (carried by the wheel): fixture apps, support
     cli              python -m localcloud serve: an account (and a template's stack) for
-                     the AWS CLI, the SDKs and sam deploy
+                     the AWS CLI, the SDKs and sam deploy; test-app, coverage
+    remote           status, invoke and deploy against a running server
     account          LocalCloud: wires the parts below into one account; Extension, what
                      a project hands it (invocation listeners, live-view sections)
     state            the account read through its public APIs: reads, the view's

@@ -18,13 +18,15 @@ import shutil
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import boto3
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 from rich.console import Console
 from rich.table import Table
 
@@ -69,9 +71,9 @@ def table(
 
 def shown(page: Mapping[str, Any] | None) -> str:
     """``, page 1 of 17, 812 in all`` for a paged list (empty when it all fits)."""
-    if not page or page.get("count", 1) <= 1:
+    if not page or int(page.get("count", 1)) <= 1:
         return ""
-    return f", page {page['page']} of {page['count']}, {page['total']} in all"
+    return f", page {int(page['page'])} of {int(page['count'])}, {int(page['total'])} in all"
 
 
 def render_status(
@@ -171,15 +173,30 @@ def _outcome(execution: Mapping[str, Any]) -> str:
     return f"{execution['error'] or 'no error'}{where}{cause}"
 
 
+def checked_endpoint(endpoint_url: str) -> str:
+    """``endpoint_url`` when it is an ``http`` or ``https`` URL with a host.
+
+    Raises:
+        RemoteError: it is not.
+    """
+    parsed = urllib.parse.urlsplit(endpoint_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise RemoteError(
+            f"--endpoint-url {plain(endpoint_url)} is not an http:// or https:// URL "
+            "(e.g. http://127.0.0.1:5000)"
+        )
+    return endpoint_url
+
+
 def fetch_state(endpoint_url: str) -> Mapping[str, Any]:
     """The live view's ``state.json`` of the server at ``endpoint_url``.
 
     Raises:
         RemoteError: nothing answers there, or it answers but is not a local cloud.
     """
-    url = f"{endpoint_url.rstrip('/')}{VIEW_PATH}/state.json"
+    url = f"{checked_endpoint(endpoint_url).rstrip('/')}{VIEW_PATH}/state.json"
     try:
-        with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - http(s) by the scheme check
+        with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - http(s): checked_endpoint
             state: Mapping[str, Any] = json.load(answer)
     except urllib.error.HTTPError as exc:
         raise RemoteError(f"{url} answered HTTP {exc.code}: is it a local cloud?") from exc
@@ -194,7 +211,7 @@ def fetch_state(endpoint_url: str) -> Mapping[str, Any]:
 
 def status(args: argparse.Namespace) -> int:
     """Print the live view's tables once."""
-    render_status(Console(), fetch_state(args.endpoint_url))
+    render_status(Console(emoji=False), fetch_state(args.endpoint_url))
     return 0
 
 
@@ -212,12 +229,14 @@ def invoke(args: argparse.Namespace) -> int:
             raise RemoteError(f"event file {name} is not JSON: {exc}") from exc
     client = boto3.client(
         "lambda",
-        endpoint_url=args.endpoint_url,
+        endpoint_url=checked_endpoint(args.endpoint_url),
         region_name=args.region,
         aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        # one invocation per event, waited for up to Lambda's 900 s limit: no SDK retry
+        config=Config(read_timeout=910, retries={"total_max_attempts": 1}),
     )
-    console = Console()
+    console = Console(emoji=False)
     for event_file, event in events or [("(no event)", {})]:
         try:
             response = client.invoke(
@@ -231,9 +250,12 @@ def invoke(args: argparse.Namespace) -> int:
             raise RemoteError(
                 f"{args.function} on {args.endpoint_url}: {exc.response['Error']['Message']}"
             ) from exc
+        except BotoCoreError as exc:
+            raise RemoteError(f"{args.function} on {args.endpoint_url}: {exc}") from exc
         log = base64.b64decode(response.get("LogResult", "")).decode(errors="replace")
         console.rule(f"{plain(args.function)} with {plain(event_file)}")
-        console.print(plain(log.rstrip()), highlight=False, soft_wrap=True)
+        for line in log.rstrip().splitlines():  # each log line as a line of its own
+            console.print(plain(line), highlight=False, soft_wrap=True)
         error = response.get("FunctionError")
         label = f"[red]error ({plain(error)})[/]" if error else "[green]response[/]"
         payload = response["Payload"].read().decode(errors="replace")
@@ -268,7 +290,9 @@ def deploy(args: argparse.Namespace) -> int:
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "SAM_CLI_TELEMETRY": "0",
     }
-    arguments = [a for a in args.sam_arguments if a != "--"]
+    arguments = list(args.sam_arguments)
+    if arguments[:1] == ["--"]:  # the separator, not an argument of sam's
+        arguments = arguments[1:]
     done = subprocess.run([sam_cli(), "deploy", *arguments], env=environment, check=False)  # noqa: S603 - the user's own sam deploy
     return done.returncode
 

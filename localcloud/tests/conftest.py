@@ -29,11 +29,19 @@ MARKERS = {
 }
 
 
+UNRAISABLE = "error::pytest.PytestUnraisableExceptionWarning"
+"""An exception nobody could catch (a ``__del__``, a thread's end) fails the test."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    """The markers and warning filter the repository's configuration also sets, for a run
+    from an installed wheel, where no project configuration is read."""
     registered = {line.split(":")[0] for line in config.getini("markers")}
     for name, description in MARKERS.items():
         if name not in registered:
             config.addinivalue_line("markers", f"{name}: {description}")
+    if UNRAISABLE not in config.getini("filterwarnings"):
+        config.addinivalue_line("filterwarnings", UNRAISABLE)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -5,7 +5,7 @@ runtime."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -175,3 +175,38 @@ def test_invocation_logs_go_to_the_function_log_group(cloud: LocalCloud) -> None
     assert messages[0] == f"START RequestId: {invocation.request_id} Version: $LATEST"
     assert any('"message": "STORED"' in m and "logged-job" in m for m in messages)
     assert messages[-1].startswith(f"REPORT RequestId: {invocation.request_id}")
+
+
+def test_the_alarm_and_the_saved_query_follow_the_template(cloud: LocalCloud) -> None:
+    (alarm,) = cloud.client("cloudwatch").describe_alarms(
+        AlarmNames=[cloud.outputs["DeadLettersAlarmName"]]
+    )["MetricAlarms"]
+    queue = cloud.outputs["TaskDeadLetterQueueUrl"].rsplit("/", 1)[-1]
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": queue}]
+    assert alarm["AlarmActions"] == []  # !If without an e-mail: AWS::NoValue
+    # moto has no PutQueryDefinition: the query is recorded, resolved, and a note says so
+    query = cloud.deployment.records["StoredQueryDefinition"]
+    assert (query.name, query.log_group_names) == (
+        "jobs-app/stored jobs",
+        (cloud.outputs["TaskLogGroupName"],),
+    )
+    assert any(
+        n.startswith("StoredQueryDefinition: saved query recorded") for n in cloud.deployment.notes
+    )
+
+
+def test_an_alarm_email_adds_an_encrypted_topic_its_subscription_and_the_alarms_action(
+    make_cloud: Callable[..., LocalCloud],
+) -> None:
+    alarmed = app_template(parameter_overrides="AlarmEmail=oncall@example.com")
+    cloud = make_cloud(template=alarmed, stack_name="jobs-app-alarmed")
+    topic = cloud.outputs["AlarmTopicArn"]
+    sns = cloud.client("sns")
+    key = sns.get_topic_attributes(TopicArn=topic)["Attributes"]["KmsMasterKeyId"]
+    assert cloud.client("kms").describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
+    (subscription,) = sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    assert (subscription["Protocol"], subscription["Endpoint"]) == ("email", "oncall@example.com")
+    (alarm,) = cloud.client("cloudwatch").describe_alarms(
+        AlarmNames=[cloud.outputs["DeadLettersAlarmName"]]
+    )["MetricAlarms"]
+    assert alarm["AlarmActions"] == [topic]

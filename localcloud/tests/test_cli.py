@@ -96,7 +96,8 @@ def test_status_prints_the_live_views_tables_of_a_running_server(
     served: LocalCloud, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served.client("dynamodb").put_item(
-        TableName=served.outputs["ItemsTableName"], Item={"id": {"S": "[red]shown-as-text"}}
+        TableName=served.outputs["ItemsTableName"],
+        Item={"id": {"S": "[red]shown-as-text"}, "note": {"S": "a:smiley:b \x1b[2J"}},
     )
     assert cli.main(["status", "--endpoint-url", served.endpoint_url]) == 0
     printed = capsys.readouterr().out
@@ -105,6 +106,8 @@ def test_status_prints_the_live_views_tables_of_a_running_server(
     assert "Event source mappings" in printed
     assert served.outputs["ConsumerFunctionName"][:20] in printed
     assert "[red]shown-as-text" in printed  # data, never terminal markup
+    assert "a:smiley:b" in printed  # nor an emoji code
+    assert "\x1b" not in printed  # nor a control character
 
 
 def test_invoke_prints_the_log_tail_and_the_response(
@@ -116,9 +119,13 @@ def test_invoke_prints_the_log_tail_and_the_response(
     arguments = ["--endpoint-url", served.endpoint_url]
 
     assert cli.main(["invoke", function, "-e", str(event), *arguments]) == 0
-    printed = capsys.readouterr().out
-    assert "START RequestId:" in printed
-    assert '{"id": "cli-job", "total": 600, "completed": true}' in printed
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines if "RequestId: " in line] == [
+        "START",
+        "END",
+        "REPORT",
+    ]  # each log line on a line of its own
+    assert 'response {"id": "cli-job", "total": 600, "completed": true}' in lines
 
     event.write_text(json.dumps({"id": "cli-job", "quantity": 0}))
     assert cli.main(["invoke", function, "-e", str(event), *arguments]) == 0  # as sam local invoke
@@ -141,6 +148,16 @@ def test_invoke_of_what_cannot_run_says_why_in_one_line(
     (tmp_path / "bad.json").write_text("{not json")
     assert cli.main(["invoke", "f", "-e", str(tmp_path / "bad.json"), *arguments]) == 2
     assert "bad.json is not JSON" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["status"], ["invoke", "f"], ["deploy"]])
+def test_an_endpoint_that_is_not_a_url_is_refused_by_name(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*command, "--endpoint-url", "127.0.0.1:5000"]) == 2
+    assert "error: --endpoint-url 127.0.0.1:5000 is not an http:// or https:// URL" in (
+        capsys.readouterr().out
+    )
 
 
 @pytest.mark.parametrize("command", [["status"], ["invoke", "f"], ["deploy"]])

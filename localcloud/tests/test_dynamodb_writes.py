@@ -4,13 +4,16 @@ code, the item before and after, and which function made it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from localcloud.account import LocalCloud
+from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.services.dynamodb import patches as dynamodb_patches
 from localcloud.state.history import plain_item
 
@@ -155,3 +158,59 @@ def test_odd_values_and_events_are_recorded_without_failing(cloud: LocalCloud) -
 
     (write,) = [w for w in writes(cloud) if w["key"] == "w-5"]
     assert write["after"] == {"id": "w-5", "n": "1e3"}  # not an int: shown as written
+
+
+WRITERS = 64
+ROUNDS = 50
+
+
+@pytest.mark.slow  # 50 rounds of 64 racing clients over HTTP: about 30 s
+def test_racing_conditional_puts_over_http_have_one_winner_per_round(
+    make_cloud: Callable[..., LocalCloud],
+) -> None:
+    """DynamoDB makes a conditional write atomic; moto alone does not (the local cloud's
+    patch serialises them): 64 clients of a served account put the same key at once with
+    ``attribute_not_exists``, and exactly one wins each round, whatever the interleaving
+    (the thread switch interval is shortened to make interleaving likely). With the
+    patch's lock replaced by a no-op, a run of this test saw two winners in round 13."""
+    served = make_cloud(server=True, template=None)
+    served.client("dynamodb").create_table(
+        TableName="race",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    clients = [
+        boto3.client(
+            "dynamodb",
+            endpoint_url=served.endpoint_url,
+            region_name=served.region,
+            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        )
+        for _ in range(WRITERS)
+    ]
+
+    def put(client: Any, key: str, writer: int) -> bool:
+        try:
+            client.put_item(
+                TableName="race",
+                Item={"id": {"S": key}, "writer": {"N": str(writer)}},
+                ConditionExpression="attribute_not_exists(id)",
+            )
+        except client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        with ThreadPoolExecutor(WRITERS) as pool:
+            winners = [
+                sum(pool.map(put, clients, [f"race-{r}"] * WRITERS, range(WRITERS)))
+                for r in range(ROUNDS)
+            ]
+    finally:
+        sys.setswitchinterval(previous)
+
+    assert winners == [1] * ROUNDS

@@ -33,7 +33,7 @@ def test_observability_parameters_are_checked_as_cloudformation_checks_them(
 
 def test_the_alarm_topic_exists_only_with_an_alarm_email() -> None:
     template = app_template()
-    conditional = {"AlarmTopic"}
+    conditional = {"AlarmTopic", "AlarmTopicKey", "AlarmEmailSubscription"}
     assert template.parameters["AlarmEmail"] == ""
     assert template.conditions == {"HasAlarmEmail": False}
     assert conditional <= set(template.declared_resources)

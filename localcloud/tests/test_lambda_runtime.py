@@ -182,8 +182,11 @@ def test_another_exception_at_import_keeps_its_own_class_name() -> None:
     assert invocation.error_type == "ValueError"
     assert invocation.payload["errorMessage"] == "ITEMS_TABLE_NAME is not set"
     assert "raises_at_import.py" in invocation.payload["stackTrace"][-1]
-    runtime = str(Path(localcloud.__file__).parent / "services")
-    assert not any(runtime in frame for frame in invocation.payload["stackTrace"])
+    package = Path(localcloud.__file__).parent
+    frames = [frame.split('"')[1] for frame in invocation.payload["stackTrace"]]
+    assert [f for f in frames if Path(f).is_relative_to(package)] == [
+        str(PROBES / "raises_at_import.py")
+    ]
 
 
 def test_a_syntax_error_is_runtime_user_code_syntax_error(tmp_path: Path) -> None:

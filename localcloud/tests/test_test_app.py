@@ -63,7 +63,7 @@ def test_an_app_passes_its_own_integration_tests_and_its_folder_is_left_as_it_wa
         done.stdout,
     ), done.stdout
     # Nothing written into the application (the build goes to a temporary folder), and
-    # pytest stayed inside it: this repository's own conftest.py would fail to import.
+    # pytest stayed inside it: the suite's own conftest.py above it would be collected too.
     assert listing(app) == before
     assert "unpublished metrics" not in done.stderr
 

@@ -43,7 +43,7 @@ def test_queues_mappings_tables_and_executions_are_shown(cloud: LocalCloud) -> N
     assert {r.split()[0] for r in orders} == {"shown-order", "shown-flow"}
     (attempts,) = table_rows(html, cloud.outputs["TriesTableName"])
     assert attempts.split()[0] == "shown-flow"
-    assert attempts.endswith(" 1")  # every attribute is shown; ``attempts`` sorts last
+    assert attempts.endswith(" 1")  # every attribute is shown; ``tries`` sorts last
     newest = rows(html, "invocations")[0]
     assert re.search(r"shown-flow.* ok .*shown-flow.* [0-9.]+ ms$", newest)  # given, returned
     assert f'title="{cloud.outputs["TaskFunctionName"]}"' in html  # whole name on hover

@@ -115,10 +115,15 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def outside(folder: Path, installed: Path) -> dict[str, str]:
     """An environment naming nothing of the repository: the installed environment's
-    ``bin`` on ``PATH``, a ``HOME`` of its own, no ``PYTHONPATH``."""
+    ``bin`` on ``PATH``, a ``HOME`` of its own, no ``PYTHONPATH``; the machine's Lambda
+    runtimes and download caches."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return {
         "PATH": f"{installed.parent}:/usr/bin:/bin",
         "HOME": str(folder),
+        # the machine's caches (pip's downloads, test-app's integration environments)
+        "XDG_CACHE_HOME": str(cache),
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(cache / "pip")),
         "LOCALCLOUD_LAMBDA_RUNTIMES": str(RUNTIMES),
         "SAM_CLI_TELEMETRY": "0",
     }
