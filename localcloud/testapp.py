@@ -282,6 +282,40 @@ def last_line(output: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+CLIENT_SIDE_ERRORS: Final = ("botocore.exceptions.ParamValidationError", "ParamValidationError:")
+"""What botocore raises before a request is sent: the test's own call is malformed."""
+_INVALID_TYPE: Final = re.compile(
+    r"(Invalid type for parameter [^,]+), value: .*, type: <class '([^']+)'>, "
+    r"valid types: <class '([^']+)'>.*"
+)
+
+
+def client_side_error(output: str) -> str | None:
+    """A note for a test run that failed on botocore's parameter validation: the request
+    never left the test's process, so the same call fails against AWS; ``None`` for
+    any other failure."""
+    for line in output.splitlines():
+        text = line.strip()
+        if any(marker in text for marker in CLIENT_SIDE_ERRORS) or text.startswith(
+            "E   botocore.exceptions.ParamValidationError"
+        ):
+            found = next(
+                (
+                    _INVALID_TYPE.sub(r"\1: a \2 where \3 is valid", follow.strip(" E"))
+                    for follow in output.splitlines()
+                    if "Invalid type for parameter" in follow
+                    or "Missing required parameter" in follow
+                ),
+                "",
+            )
+            detail = f": {found}" if found else ""
+            return (
+                "botocore refused the test's own request before sending it, as it would "
+                f"against AWS{detail}"
+            )
+    return None
+
+
 def first_event(app: Path) -> tuple[str, Any]:
     """The first ``events/*.json`` by name, and its payload (``{}`` without one)."""
     events = sorted((app / "events").glob("*.json"))
@@ -387,7 +421,10 @@ def judge(app: Path, *, stack_name: str, region: str, port: int, timeout_s: floa
                 failure = StepFailed(f"timed out after {timeout_s:g} s")
             except StepFailed as exc:
                 if exc.args[0].startswith("tests exited"):
-                    exc = StepFailed(f"tests/integration: {last_line(exc.output)}", exc.output)
+                    said = f"tests/integration: {last_line(exc.output)}"
+                    if (client_side := client_side_error(exc.output)) is not None:
+                        said += f" ({client_side})"
+                    exc = StepFailed(said, exc.output)
                 elif exc.args[0].startswith("deploy exited") and (
                     reason := first_failure(cloud, stack_name)
                 ):

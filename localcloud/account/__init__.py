@@ -26,6 +26,7 @@ May import: every package of the local cloud but :mod:`localcloud.cli`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +53,9 @@ from localcloud.server.guard import Policy
 from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
+from localcloud.services.events import delivery as events_delivery
 from localcloud.services.lambda_ import Function
+from localcloud.services.lambda_ import asynchronous as lambda_async
 from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.permissions import log_group_creator
 from localcloud.services.logs import Delivery
@@ -164,6 +167,7 @@ class LocalCloud:
         services.install()
         self._patched = True
         lambda_runtime.clear()  # a new account: no function of an earlier one runs
+        lambda_async.clear()
         lambda_runtime.add_listener(self.history.record)
         for extension in self.extensions:
             for listener in extension.listeners:
@@ -425,6 +429,23 @@ class LocalCloud:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
         return pollers.drain(self, timeout_s=timeout_s, idle_sleep_s=idle_sleep_s)
+
+    def settle_events(self, timeout_s: float = 60.0) -> None:
+        """Wait until every event put on a bus reached its targets and every asynchronous
+        invocation (with its retries) finished.
+
+        Raises:
+            TimeoutError: that took longer than ``timeout_s`` seconds.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            delivered = events_delivery.wait_delivered(max(left, 0.0))
+            idle = lambda_async.wait_idle(max(deadline - time.monotonic(), 0.0))
+            if not (delivered and idle):
+                raise TimeoutError(f"events still in delivery after {timeout_s} s")
+            if events_delivery.wait_delivered(0) and lambda_async.wait_idle(0):
+                return
 
 
 __all__ = ["FAKE_CREDENTIALS", "MOTO_CONFIG", "Extension", "LocalCloud"]

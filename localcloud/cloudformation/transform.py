@@ -47,6 +47,46 @@ _LOCAL_PROPERTIES: Final = {
 }
 
 
+EMULATED_EVENTS: Final = {
+    "AWS::Serverless::Function": frozenset(
+        {"SQS", "SNS", "EventBridgeRule", "CloudWatchEvent", "Schedule", "Api", "HttpApi"}
+    ),
+    "AWS::Serverless::StateMachine": frozenset(
+        {"EventBridgeRule", "CloudWatchEvent", "Schedule", "Api"}
+    ),
+}
+"""The SAM event source types whose events reach a function (or state machine) locally;
+every other type SAM offers (``S3``, ``Kinesis``, ``DynamoDB``, ``CloudWatchLogs``,
+``Cognito``, ``IoTRule``, ``AlexaSkill``, ``MQ``, ``MSK``, ``SelfManagedKafka``,
+``DocumentDB``, ``ScheduleV2``) is refused by name at deploy rather than deployed silent."""
+
+
+def refuse_unemulated_events(body: Mapping[str, Any]) -> None:
+    """Refuse a template whose SAM resource has an event type :data:`EMULATED_EVENTS`
+    does not list.
+
+    Raises:
+        UnsupportedTemplate: naming the resource, the event and its type.
+    """
+    resources = body.get("Resources")
+    for logical_id, resource in (resources if isinstance(resources, Mapping) else {}).items():
+        if not isinstance(resource, Mapping):
+            continue
+        emulated = EMULATED_EVENTS.get(str(resource.get("Type")))
+        properties = resource.get("Properties")
+        events = properties.get("Events") if isinstance(properties, Mapping) else None
+        if emulated is None or not isinstance(events, Mapping):
+            continue
+        for name, event in events.items():
+            kind = event.get("Type") if isinstance(event, Mapping) else None
+            if isinstance(kind, str) and kind not in emulated:
+                raise UnsupportedTemplate(
+                    f"{logical_id}.Events.{name}",
+                    f"Type {kind} is not emulated locally; the local cloud delivers "
+                    f"{', '.join(sorted(emulated))} events (docs/local-cloud.md)",
+                )
+
+
 def local_path(key: str) -> Path:
     """The path a :data:`LOCAL_PATHS` location's key stands for (S3 keys drop the root)."""
     return Path("/") / key
@@ -100,6 +140,7 @@ def transform(
     Raises:
         UnsupportedTemplate: the transform refused the template, with its reason.
     """
+    refuse_unemulated_events(body)
     document = json.loads(json.dumps(body))
     # The region reaches the transform through a session, as SAM CLI passes it (never
     # through the process environment, which functions running meanwhile share).

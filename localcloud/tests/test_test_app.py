@@ -196,3 +196,23 @@ def test_pytest_is_added_pinned_unless_the_app_names_it(
     requirements: str, added: list[str]
 ) -> None:
     assert testapp.pytest_requirement(requirements) == added
+
+
+def test_a_test_failing_on_botocores_own_validation_is_said_to_fail_on_aws_too() -> None:
+    # The SAM CLI's event-bridge template passes a log stream's description where its
+    # name belongs (``return log_streams[0]``): botocore refuses before sending.
+    output = "\n".join(
+        [
+            "E   botocore.exceptions.ParamValidationError: Parameter validation failed:",
+            "E               Invalid type for parameter logStreamName, value: {'logStreamName': "
+            "'2026/12/03/[$LATEST]ab', 'arn': 'x'}, type: <class 'dict'>, valid types: "
+            "<class 'str'>",
+            "FAILED tests/integration/test_ec2_event.py::TestEC2Event::test_ec2_event - bo...",
+        ]
+    )
+    note = testapp.client_side_error(output)
+    assert note == (
+        "botocore refused the test's own request before sending it, as it would against AWS: "
+        "Invalid type for parameter logStreamName: a dict where str is valid"
+    )
+    assert testapp.client_side_error("E   AssertionError: 1 != 2\nFAILED t.py::x") is None

@@ -16,6 +16,7 @@ from localcloud.account import LocalCloud
 from localcloud.cloudformation.deployer import function_properties
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import from_body, load
+from localcloud.cloudformation.transform import transform
 
 
 def app(tmp_path: Path, log_format: str) -> Path:
@@ -101,3 +102,29 @@ def test_a_code_uri_missing_from_the_templates_folder_is_refused_by_name(
     template = from_body(body, {}, path=path)
     with pytest.raises(UnsupportedTemplate, match=r"^Fn\.CodeUri: .*no-such-folder"):
         cloud.deploy(template, stack_name="missing-code")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["S3", "Kinesis", "DynamoDB", "CloudWatchLogs", "Cognito", "IoTRule", "AlexaSkill", "MQ",
+     "MSK", "SelfManagedKafka", "DocumentDB", "ScheduleV2"],
+)  # fmt: skip
+def test_an_event_type_no_service_delivers_locally_is_refused_by_name(kind: str) -> None:
+    body = {
+        "Transform": "AWS::Serverless-2016-10-31",
+        "Resources": {
+            "Worker": {
+                "Type": "AWS::Serverless::Function",
+                "Properties": {
+                    "Handler": "app.handler",
+                    "Runtime": "python3.13",
+                    "InlineCode": "def handler(event, context): return event",
+                    "Events": {"Source": {"Type": kind, "Properties": {}}},
+                },
+            }
+        },
+    }
+    with pytest.raises(UnsupportedTemplate) as refused:
+        transform(body, {}, folder=Path("."), region="us-east-1")
+    assert "Worker.Events.Source" in str(refused.value)
+    assert f"Type {kind} is not emulated locally" in str(refused.value)

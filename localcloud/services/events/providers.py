@@ -1,6 +1,11 @@
-"""``AWS::Events::Rule``: an EventBridge rule with its targets (the SAM transform makes one
-per ``Schedule`` or ``EventBridgeRule`` event). The rule is created and listed; the local
-cloud does not fire schedules (a note says so when one is enabled).
+"""EventBridge's CloudFormation types:
+
+- ``AWS::Events::EventBus``: a custom bus (``Name``).
+- ``AWS::Events::Rule``: a rule with its targets, on the default bus or the one
+  ``EventBusName`` names (the SAM transform makes one per ``EventBridgeRule``,
+  ``CloudWatchEvent`` or ``Schedule`` event). A pattern rule delivers what matches to
+  its targets (:mod:`.delivery`); a schedule rule is created and listed, and does not
+  fire locally (a note says so).
 """
 
 from __future__ import annotations
@@ -11,13 +16,49 @@ from typing import Any, Final
 
 from localcloud.cloudformation.provider import Deployment, Provider, physical_name, refuse_unknown
 
-TARGET_KEYS: Final = {"Arn", "Id", "RoleArn", "Input"}
+TARGET_KEYS: Final = {
+    "Arn",
+    "Id",
+    "RoleArn",
+    "Input",
+    "InputPath",
+    "InputTransformer",
+    "DeadLetterConfig",
+    "RetryPolicy",
+    "SqsParameters",
+}
+
+
+class EventBusProvider(Provider):
+    TYPE = "AWS::Events::EventBus"
+    PROPERTIES = frozenset({"Name", "Description", "Tags"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = str(properties.get("Name") or physical_name(stack, logical_id, 256))
+        kwargs: dict[str, Any] = {"Name": name}
+        if "Description" in properties:
+            kwargs["Description"] = str(properties["Description"])
+        arn = stack.client("events").create_event_bus(**kwargs)["EventBusArn"]
+        stack.refs[logical_id] = name
+        stack.attributes[(logical_id, "Arn")] = arn
+        stack.attributes[(logical_id, "Name")] = name
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("events").delete_event_bus(Name=stack.refs[logical_id])
 
 
 class RuleProvider(Provider):
     TYPE = "AWS::Events::Rule"
     PROPERTIES = frozenset(
-        {"ScheduleExpression", "EventPattern", "State", "Targets", "Description", "Name"}
+        {
+            "ScheduleExpression",
+            "EventPattern",
+            "State",
+            "Targets",
+            "Description",
+            "Name",
+            "EventBusName",
+        }
     )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
@@ -25,6 +66,9 @@ class RuleProvider(Provider):
         name = str(properties.get("Name") or physical_name(stack, logical_id, 64))
         state = str(properties.get("State", "ENABLED"))
         kwargs: dict[str, Any] = {"Name": name, "State": state}
+        bus = str(properties.get("EventBusName") or "")
+        if bus:
+            kwargs["EventBusName"] = bus
         if "ScheduleExpression" in properties:
             kwargs["ScheduleExpression"] = str(properties["ScheduleExpression"])
             if state == "ENABLED":
@@ -33,27 +77,63 @@ class RuleProvider(Provider):
                     "never fires locally; start its target by hand"
                 )
         if "EventPattern" in properties:
-            kwargs["EventPattern"] = json.dumps(properties["EventPattern"])
+            pattern = properties["EventPattern"]
+            kwargs["EventPattern"] = pattern if isinstance(pattern, str) else json.dumps(pattern)
         if "Description" in properties:
             kwargs["Description"] = str(properties["Description"])
         arn = events.put_rule(**kwargs)["RuleArn"]
         targets = []
         for index, target in enumerate(properties.get("Targets", [])):
             refuse_unknown(target, TARGET_KEYS, f"{logical_id}.Targets[{index}]", "Target")
-            targets.append({key: str(value) for key, value in target.items()})
+            targets.append(_target(target))
         if targets:
-            events.put_targets(Rule=name, Targets=targets)
-        stack.refs[logical_id] = name
+            extra = {"EventBusName": bus} if bus else {}
+            events.put_targets(Rule=name, Targets=targets, **extra)
+        stack.refs[logical_id] = name if not bus else f"{bus}|{name}"
         stack.attributes[(logical_id, "Arn")] = arn
         stack.attributes[(logical_id, "Targets")] = [t["Id"] for t in targets]
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
         events = stack.client("events")
-        name = stack.refs[logical_id]
+        bus, _, name = str(stack.refs[logical_id]).rpartition("|")
+        extra = {"EventBusName": bus} if bus else {}
         targets = stack.attributes[(logical_id, "Targets")]
         if targets:
-            events.remove_targets(Rule=name, Ids=targets)
-        events.delete_rule(Name=name)
+            events.remove_targets(Rule=name, Ids=targets, **extra)
+        events.delete_rule(Name=name, **extra)
 
 
-PROVIDERS: Final = (RuleProvider(),)
+def _target(target: Mapping[str, Any]) -> dict[str, Any]:
+    """A template's target as PutTargets takes it: ``Input`` a JSON text, the structured
+    keys as written."""
+    made: dict[str, Any] = {}
+    for key, value in target.items():
+        if key == "Input" and not isinstance(value, str):
+            made[key] = json.dumps(value)
+        elif key in {"InputTransformer", "DeadLetterConfig", "RetryPolicy", "SqsParameters"}:
+            made[key] = _plain(value)
+        else:
+            made[key] = str(value)
+    return made
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            key: (
+                json.dumps(item)
+                if key == "InputTemplate" and not isinstance(item, str)
+                else _plain(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    return str(value)
+
+
+PROVIDERS: Final = (EventBusProvider(), RuleProvider())

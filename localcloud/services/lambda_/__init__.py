@@ -10,6 +10,8 @@ creates and invokes them, and the event source mappings that feed them.
   link that downloads the package (:mod:`.code_links`);
 - event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
+- asynchronous invocation (:mod:`.asynchronous`): the queue, retries, destinations and
+  dead-letter queues of ``InvocationType=Event`` and of the sources that invoke so;
 - whether a function's role lets Lambda create its log group (:mod:`.permissions`);
 - the CloudFormation types ``AWS::Lambda::Function``, ``EventSourceMapping`` and
   ``Permission`` (:mod:`.providers`).

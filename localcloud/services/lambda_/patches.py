@@ -5,7 +5,8 @@
   the function the local cloud runs (:mod:`localcloud.services.lambda_`) instead, with the
   runtime's error header (``X-Amz-Function-Error: Unhandled``) so retriers and catchers
   match by name, and ``LogType=Tail``'s last 4 KB of log. Nothing else in moto offers a
-  hook for it.
+  hook for it. ``InvocationType=Event`` queues the event (:mod:`.asynchronous`) and
+  answers 202 at once, as AWS does.
 - ``LambdaResponse.invoke``: Invoke's ``Qualifier`` (a version or an alias) reaches the
   backend (moto reads a lower-case ``qualifier`` no SDK sends).
 - versions and aliases: :mod:`.version_patches`.
@@ -36,6 +37,7 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 
 from localcloud.patches.registry import Method, Patch
+from localcloud.services.lambda_ import asynchronous
 from localcloud.services.lambda_.limits import (
     DIRECT_UPLOAD_LIMIT,
     check_function_name,
@@ -77,6 +79,17 @@ def _invoke(original: Method) -> Method:
             echoed = original(self, function_name, qualifier, body, headers, response_headers)
             return echoed.encode() if isinstance(echoed, str) else echoed or b""
         event = json.loads(body) if body else {}
+        if str(_header(headers, "X-Amz-Invocation-Type")) == "Event":
+            # queued, answered 202 with no body (moto sets the status from the header)
+            request_id = asynchronous.submit(
+                function_name,
+                event,
+                account_id=self.account_id,
+                region=self.region_name,
+                qualifier=qualifier,
+            )
+            response_headers["x-amzn-requestid"] = request_id
+            return b""
         try:
             invocation = invoke_through_api(function, event)
         except Throttled as throttled:

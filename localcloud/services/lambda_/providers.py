@@ -11,6 +11,9 @@ any other (the account runs whatever the API holds: :mod:`.patches`):
   published version runs the code it was published with; an alias runs its version;
 - ``AWS::Lambda::EventSourceMapping``: a mapping the account polls (the SAM transform
   makes one per ``SQS`` event of a function; :mod:`.event_source_mappings`);
+- ``AWS::Lambda::EventInvokeConfig`` (SAM's ``EventInvokeConfig``): the retries, the
+  maximum event age and the destinations of asynchronous invocations
+  (:mod:`.asynchronous`); a function's ``DeadLetterConfig`` is its dead-letter queue;
 - ``AWS::Lambda::Permission``: a statement of a function's resource policy (the SAM
   transform makes one per event source that invokes a function asynchronously, such as a
   ``Schedule``), recorded with ``AddPermission``; IAM is not enforced locally.
@@ -36,7 +39,7 @@ from localcloud.cloudformation.provider import (
     refuse_unknown,
 )
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
-from localcloud.services.lambda_ import event_source_mappings
+from localcloud.services.lambda_ import asynchronous, event_source_mappings
 from localcloud.services.lambda_.limits import check_runtime
 from localcloud.services.lambda_.runtime.environment import reserved_in
 from localcloud.services.lambda_.runtime.packages import source_package
@@ -61,6 +64,7 @@ class FunctionProvider(Provider):
             "ReservedConcurrentExecutions",
             "FunctionName",
             "Layers",
+            "DeadLetterConfig",
         }
     )
     NAME_PROPERTY = "FunctionName"
@@ -100,10 +104,10 @@ class FunctionProvider(Provider):
             raise UnsupportedTemplate(
                 f"{logical_id}.LoggingConfig.LogFormat", "only Text is emulated locally"
             )
+        # Lambda creates the log group at the first invocation when the role allows
+        # logs:CreateLogGroup (:mod:`.permissions`); the deploy creates none, so a
+        # function never invoked has no log group, as on AWS.
         log_group = str(logging_config.get("LogGroup") or f"/aws/lambda/{name}")
-        logs = stack.client("logs")
-        if not logs.describe_log_groups(logGroupNamePrefix=log_group).get("logGroups"):
-            logs.create_log_group(logGroupName=log_group)
         kwargs: dict[str, Any] = {
             "FunctionName": name,
             "Runtime": properties["Runtime"],
@@ -126,10 +130,16 @@ class FunctionProvider(Provider):
                 FunctionName=name,
                 ReservedConcurrentExecutions=int(properties["ReservedConcurrentExecutions"]),
             )
+        dead_letter = dict(properties.get("DeadLetterConfig") or {})
+        refuse_unknown(
+            dead_letter, {"TargetArn"}, f"{logical_id}.DeadLetterConfig", "DeadLetterConfig"
+        )
+        asynchronous.set_dead_letter(name, str(dead_letter.get("TargetArn") or "") or None)
         stack.refs[logical_id] = name
         stack.attributes[(logical_id, "Arn")] = arn
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
+        asynchronous.set_dead_letter(stack.refs[logical_id], None)
         stack.client("lambda").delete_function(FunctionName=stack.refs[logical_id])
 
 
@@ -210,6 +220,48 @@ class EventSourceMappingProvider(Provider):
         deleted, as CloudFormation treats a resource that no longer exists."""
         try:
             stack.client("lambda").delete_event_source_mapping(UUID=stack.refs[logical_id])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+
+
+class EventInvokeConfigProvider(Provider):
+    TYPE = "AWS::Lambda::EventInvokeConfig"
+    PROPERTIES = frozenset(
+        {
+            "FunctionName",
+            "Qualifier",
+            "MaximumRetryAttempts",
+            "MaximumEventAgeInSeconds",
+            "DestinationConfig",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        kwargs: dict[str, Any] = {"FunctionName": str(properties["FunctionName"])}
+        for key in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds"):
+            if key in properties:
+                kwargs[key] = int(properties[key])
+        destinations = dict(properties.get("DestinationConfig") or {})
+        refuse_unknown(
+            destinations,
+            {"OnSuccess", "OnFailure"},
+            f"{logical_id}.DestinationConfig",
+            "DestinationConfig",
+        )
+        if destinations:
+            kwargs["DestinationConfig"] = {
+                key: {"Destination": str(value["Destination"])}
+                for key, value in destinations.items()
+            }
+        stack.client("lambda").put_function_event_invoke_config(**kwargs)
+        stack.refs[logical_id] = str(properties["FunctionName"])
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        try:
+            stack.client("lambda").delete_function_event_invoke_config(
+                FunctionName=stack.refs[logical_id]
+            )
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ResourceNotFoundException":
                 raise
@@ -353,4 +405,5 @@ PROVIDERS: Final = (
     AliasProvider(),
     EventSourceMappingProvider(),
     PermissionProvider(),
+    EventInvokeConfigProvider(),
 )

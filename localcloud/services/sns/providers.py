@@ -1,11 +1,13 @@
 """The service's CloudFormation types, one provider each:
 
 - ``AWS::SNS::Topic``: a topic, kept (with its subscriptions) by an update.
-- ``AWS::SNS::Subscription``: a subscription; an e-mail endpoint is sent nothing locally.
+- ``AWS::SNS::Subscription``: a subscription (``RawMessageDelivery``, ``FilterPolicy``
+  and its scope as SNS applies them); an e-mail endpoint is sent nothing locally.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -44,14 +46,33 @@ class TopicProvider(Provider):
 
 class SubscriptionProvider(Provider):
     TYPE = "AWS::SNS::Subscription"
-    PROPERTIES = frozenset({"TopicArn", "Protocol", "Endpoint"})
+    PROPERTIES = frozenset(
+        {
+            "TopicArn",
+            "Protocol",
+            "Endpoint",
+            "RawMessageDelivery",
+            "FilterPolicy",
+            "FilterPolicyScope",
+            "Region",
+        }
+    )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        attributes: dict[str, str] = {}
+        if "RawMessageDelivery" in properties:
+            attributes["RawMessageDelivery"] = str(properties["RawMessageDelivery"]).lower()
+        if "FilterPolicy" in properties:
+            policy = properties["FilterPolicy"]
+            attributes["FilterPolicy"] = policy if isinstance(policy, str) else json.dumps(policy)
+        if "FilterPolicyScope" in properties:
+            attributes["FilterPolicyScope"] = str(properties["FilterPolicyScope"])
         arn = stack.client("sns").subscribe(
             TopicArn=properties["TopicArn"],
             Protocol=properties["Protocol"],
             Endpoint=str(properties["Endpoint"]),
             ReturnSubscriptionArn=True,
+            **({"Attributes": attributes} if attributes else {}),
         )["SubscriptionArn"]
         stack.refs[logical_id] = arn
         if properties["Protocol"] == "email":

@@ -1,0 +1,353 @@
+"""EventBridge's delivery: an event put on a bus reaches every enabled rule whose pattern
+matches it, and each of the rule's targets receives the event, or the input the target
+makes of it.
+
+moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
+
+- ``Rule.send_to_targets`` delivers to log groups, archives, SQS queues, buses and API
+  destinations only; a Lambda, SNS or Step Functions target raises
+  ``NotImplementedError`` (PutEvents answers HTTP 500). It also sends to a ``DISABLED``
+  rule's targets, and a schedule rule (no pattern) matches every event. It applies
+  ``InputTransformer`` but not ``Input`` or ``InputPath``, and its SQS body of a
+  transformed string is quoted JSON. After the patch: the targets of ENABLED rules with a
+  pattern, Lambda (an asynchronous invocation, :mod:`localcloud.services.lambda_.
+  asynchronous`), SQS (``SqsParameters.MessageGroupId``), SNS, Step Functions
+  (``StartExecution``, the input as the execution's input) and another bus; the input is
+  ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value) or
+  ``InputTransformer`` (:func:`transformed`), else the event itself, with ``time`` as
+  ISO 8601 (``2026-12-03T18:01:55Z``). Source: "Amazon EventBridge targets" and
+  "Transforming target input" in the EventBridge user guide.
+- the event pattern: moto does not look into arrays of objects (``"detail": {"items":
+  [{"sku": "a"}]}``); EventBridge matches a pattern field against every value of such an
+  array ("Arrays in Amazon EventBridge event patterns"). A boolean is not a number to a
+  ``numeric`` filter. ``TestEventPattern`` answers nothing in moto; here it answers
+  ``{"Result": …}`` with the same matcher.
+
+Delivery happens after ``PutEvents`` answers, in a thread (EventBridge delivers
+asynchronously); a target that cannot be reached (deleted, say) is skipped, as
+EventBridge drops the event after its retries (a target's ``DeadLetterConfig`` receives
+it then, with the ``ERROR_CODE`` and ``ERROR_MESSAGE`` attributes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import re
+import threading
+import time
+import uuid
+from typing import Any, Final
+
+from jsonpath_ng.ext.parser import parse as parse_path
+from moto.events.models import EventPattern, Rule
+from moto.events.responses import EventsHandler
+
+from localcloud.patches.registry import Method, Patch
+from localcloud.services.lambda_ import asynchronous
+
+RESERVED: Final = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.event.ingestion-time")
+_PLACEHOLDER: Final = re.compile(r"<([A-Za-z0-9_.\-]+)>")
+_IN_FLIGHT = threading.Condition()
+_DELIVERING = 0
+
+
+def public_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The event as a target receives it: moto's ``time`` (epoch seconds) as ISO 8601,
+    its own ``ingestion-time`` left out."""
+    shown = {key: value for key, value in event.items() if key != "ingestion-time"}
+    when = shown.get("time")
+    if isinstance(when, (int, float)):
+        moment = datetime.datetime.fromtimestamp(float(when), datetime.UTC)
+        shown["time"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return shown
+
+
+def path_value(path: str, event: Any) -> Any:
+    """The first value the JSON path (``$.detail.state``) finds in ``event``, or ``None``.
+
+    Raises:
+        ValueError: the path is not a JSON path.
+    """
+    try:
+        found = parse_path(path).find(event)
+    except Exception as exc:  # noqa: BLE001 - jsonpath_ng raises several classes
+        raise ValueError(f"{path!r} is not a JSON path: {exc}") from exc
+    return found[0].value if found else None
+
+
+def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Rule) -> str:
+    """``InputTransformer``'s output for ``event``: each ``<name>`` of ``InputTemplate``
+    replaced by the value its ``InputPathsMap`` path finds, as EventBridge documents it:
+    inside a JSON string the text of the value (escaped), elsewhere its JSON (a string
+    quoted, a missing value ``null``). The reserved ``<aws.events.event>`` (the event),
+    ``<aws.events.event.json>``, ``<aws.events.rule-arn>``, ``<aws.events.rule-name>``
+    and ``<aws.events.event.ingestion-time>`` are known too.
+    """
+    values: dict[str, Any] = {
+        name: path_value(str(path), event)
+        for name, path in (transformer.get("InputPathsMap") or {}).items()
+    }
+    values.setdefault("aws.events.event", event)
+    values.setdefault("aws.events.event.json", event)
+    values.setdefault("aws.events.rule-arn", rule.arn)
+    values.setdefault("aws.events.rule-name", rule.name)
+    values.setdefault("aws.events.event.ingestion-time", event.get("time"))
+    template = str(transformer.get("InputTemplate", ""))
+    out: list[str] = []
+    in_string = False
+    index = 0
+    while index < len(template):
+        char = template[index]
+        match = _PLACEHOLDER.match(template, index) if char == "<" else None
+        if match and match.group(1) in values:
+            value = values[match.group(1)]
+            if in_string:
+                text = value if isinstance(value, str) else json.dumps(value)
+                out.append(json.dumps(text)[1:-1] if value is not None else "")
+            else:
+                out.append(json.dumps(value))
+            index = match.end()
+            continue
+        if char == "\\" and in_string and index + 1 < len(template):
+            out.append(template[index : index + 2])
+            index += 2
+            continue
+        if char == '"':
+            in_string = not in_string
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def target_input(target: dict[str, Any], event: dict[str, Any], rule: Rule) -> str:
+    """The text the target receives (JSON for Lambda and Step Functions).
+
+    Raises:
+        ValueError: ``InputPath`` is not a JSON path.
+    """
+    if "Input" in target:
+        return str(target["Input"])
+    if "InputPath" in target:
+        return json.dumps(path_value(str(target["InputPath"]), event))
+    if "InputTransformer" in target:
+        return transformed(dict(target["InputTransformer"]), event, rule)
+    return json.dumps(event)
+
+
+def deliver(rule: Rule, target: dict[str, Any], event: dict[str, Any]) -> None:
+    """Send one target its input (see the module docstring); a target that refuses it
+    (deleted, a bad input) sends the event to the target's dead-letter queue, if any."""
+    arn = str(target["Arn"])
+    parts = arn.split(":", 5)
+    service, region, account = parts[2], parts[3], parts[4]
+    try:
+        text = target_input(target, event, rule)
+        if service == "lambda":
+            asynchronous.submit(arn, json.loads(text), account_id=account, region=region)
+        elif service == "sqs":
+            from moto.sqs.models import sqs_backends
+
+            group = (target.get("SqsParameters") or {}).get("MessageGroupId")
+            sqs_backends[account][region].send_message(
+                parts[5], text, group_id=group, validate_group_id=False
+            )
+        elif service == "sns":
+            from moto.sns.models import sns_backends
+
+            sns_backends[account][region].publish(text, arn=arn)
+        elif service == "states":
+            from moto.stepfunctions.responses import get_backend
+
+            get_backend(account, region).start_execution(arn, str(uuid.uuid4()), text)
+        elif service == "events" and parts[5].startswith("event-bus/"):
+            from moto.events.models import events_backends
+
+            events_backends[account][region].put_events(
+                [
+                    {
+                        "Source": event["source"],
+                        "DetailType": event["detail-type"],
+                        "Detail": json.dumps(event["detail"]),
+                        "Resources": event.get("resources", []),
+                        "EventBusName": arn,
+                    }
+                ]
+            )
+        else:
+            raise ValueError(f"{arn}: the local cloud delivers to no such target")
+    except Exception as exc:  # noqa: BLE001 - any refusal is the target's failure
+        _dead_letter(target, event, exc)
+
+
+def _dead_letter(target: dict[str, Any], event: dict[str, Any], exc: Exception) -> None:
+    queue = str((target.get("DeadLetterConfig") or {}).get("Arn") or "")
+    if not queue.startswith("arn:aws:sqs:"):
+        return
+    from moto.sqs.models import sqs_backends
+
+    _, _, _, region, account, name = queue.split(":", 5)
+    attributes = {
+        "RULE_ARN": {"DataType": "String", "StringValue": str(target.get("_rule_arn", ""))},
+        "TARGET_ARN": {"DataType": "String", "StringValue": str(target["Arn"])},
+        "ERROR_CODE": {"DataType": "String", "StringValue": type(exc).__name__},
+        "ERROR_MESSAGE": {"DataType": "String", "StringValue": str(exc)[:256] or "failed"},
+    }
+    with contextlib.suppress(Exception):  # a missing DLQ loses the event, as on AWS
+        sqs_backends[account][region].send_message(
+            name, json.dumps(event), message_attributes=attributes
+        )
+
+
+def _send_to_targets(_original: Method) -> Method:
+    def send_to_targets(
+        self: Rule, original_event: dict[str, Any], transform_input: bool = True
+    ) -> None:
+        if self.state != "ENABLED" or not self.event_pattern.get_pattern():
+            return  # disabled, or a schedule rule: events on the bus are not for it
+        if not self.event_pattern.matches_event(original_event):  # type: ignore[arg-type]
+            return
+        event = public_event(original_event)
+        targets = [dict(target, _rule_arn=self.arn) for target in self.targets]
+        if not targets:
+            return
+
+        def run() -> None:
+            global _DELIVERING
+            try:
+                for target in targets:
+                    deliver(self, target, event)
+            finally:
+                with _IN_FLIGHT:
+                    _DELIVERING -= 1
+                    _IN_FLIGHT.notify_all()
+
+        global _DELIVERING
+        with _IN_FLIGHT:
+            _DELIVERING += 1
+        threading.Thread(target=run, name="events-delivery", daemon=True).start()
+
+    return send_to_targets
+
+
+def wait_delivered(timeout_s: float) -> bool:
+    """Wait until every event put so far reached its targets (a Lambda target's
+    invocation is queued, not run: :func:`localcloud.services.lambda_.asynchronous.
+    wait_idle`); whether that happened within ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    with _IN_FLIGHT:
+        while _DELIVERING:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _IN_FLIGHT.wait(left)
+    return True
+
+
+def flatten(node: Any, prefix: str = "", result: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The event's leaves by dotted path; an array of objects contributes every value of
+    each object's fields to the path (``detail.items.sku`` → ``["a", "b"]``), as
+    EventBridge matches arrays."""
+    if result is None:
+        result = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = f"{prefix}.{key}" if prefix else key
+            if isinstance(value, dict) and value:
+                flatten(value, path, result)
+            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
+                for item in value:
+                    if isinstance(item, dict):
+                        for leaf, found in flatten(item, path).items():
+                            known = result.setdefault(leaf, [])
+                            if not isinstance(known, list):
+                                known = result[leaf] = [known]
+                            known.extend(found if isinstance(found, list) else [found])
+                    else:
+                        result.setdefault(path, [])
+                        if isinstance(result[path], list):
+                            result[path].append(item)
+            else:
+                result[path] = value
+    return result
+
+
+def _matches_event(_original: Method) -> Method:
+    def matches_event(self: EventPattern, event: Any) -> bool:
+        pattern = self.get_pattern()
+        if not pattern:
+            return True
+        return bool(self._does_event_match(flatten(json.loads(json.dumps(event))), pattern))
+
+    return matches_event
+
+
+def _item_matches(original: Method) -> Method:
+    def _does_item_match_filters(self: EventPattern, item: Any, filters: list[Any]) -> bool:
+        numeric = [f for f in filters if isinstance(f, dict) and "numeric" in f]
+        others = [f for f in filters if f not in numeric]
+        if others and original(self, item, others):
+            return True
+        values = item if isinstance(item, list) else [item]
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return bool(numeric and numbers and original(self, numbers, numeric))
+
+    return _does_item_match_filters
+
+
+def _test_event_pattern(_original: Method) -> Method:
+    def test_event_pattern(self: EventsHandler) -> str:
+        pattern = EventPattern.load(self._get_param("EventPattern"))
+        try:
+            event = json.loads(self._get_param("Event"))
+        except (TypeError, ValueError):
+            from moto.events.exceptions import InvalidEventPatternException
+
+            raise InvalidEventPatternException(reason="Event is not valid JSON") from None
+        return json.dumps({"Result": pattern.matches_event(event)})
+
+    return test_event_pattern
+
+
+PATCHES: Final = (
+    Patch(
+        Rule,
+        "send_to_targets",
+        ("self", "original_event", "transform_input"),
+        _send_to_targets,
+        "a rule delivers to Lambda, SQS, SNS, Step Functions and buses, with its input",
+    ),
+    Patch(
+        EventPattern,
+        "matches_event",
+        ("self", "event"),
+        _matches_event,
+        "a pattern field matches every value of an array of objects",
+    ),
+    Patch(
+        EventPattern,
+        "_does_item_match_filters",
+        ("self", "item", "filters"),
+        _item_matches,
+        "a numeric filter matches numbers only, not booleans",
+    ),
+    Patch(
+        EventsHandler,
+        "test_event_pattern",
+        ("self",),
+        _test_event_pattern,
+        "TestEventPattern answers whether the event matches",
+    ),
+)
+
+__all__ = [
+    "PATCHES",
+    "deliver",
+    "flatten",
+    "path_value",
+    "public_event",
+    "target_input",
+    "transformed",
+    "wait_delivered",
+]

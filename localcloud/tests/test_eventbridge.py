@@ -1,0 +1,293 @@
+"""EventBridge on the local cloud, as the events app (``fixtures/apps/events_app``) uses
+it: AWS's own EC2 state-change events reach a ``CloudWatchEvent`` function, rules on a
+custom bus deliver to Lambda (asynchronously, retried, then to an on-failure
+destination), SQS, SNS and Step Functions with each input kind, a disabled rule delivers
+nothing; SNS delivers to a Lambda subscriber through its filter policy; ``Invoke`` with
+``InvocationType=Event`` answers 202 and runs the function afterwards."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from localcloud.account import LocalCloud
+from localcloud.cloudformation.template import load
+from localcloud.tests.support.cloud import started
+from localcloud.tests.support.paths import APPS
+
+EVENTS_APP = APPS / "events_app"
+AMAZON_LINUX = "resolve:ssm:/aws/service/ami-amazon-linux-latest/amzn2-ami-hvm-x86_64-gp2"
+
+
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[LocalCloud]:
+    with started(template=load(EVENTS_APP / "template.yaml"), stack_name="events-app") as running:
+        yield running
+
+
+def logged(cloud: LocalCloud, logical_id: str, key: str) -> list[Any]:
+    """What the function printed under ``key`` (one JSON line per invocation), oldest
+    first; ``[]`` when it has no log group (never invoked)."""
+    function = cloud.function(logical_id)
+    logs = cloud.client("logs")
+    try:
+        streams = logs.describe_log_streams(logGroupName=function.log_group)["logStreams"]
+    except logs.exceptions.ResourceNotFoundException:
+        return []
+    found: list[tuple[int, Any]] = []
+    for stream in streams:
+        events = logs.get_log_events(
+            logGroupName=function.log_group, logStreamName=stream["logStreamName"]
+        )["events"]
+        for event in events:
+            if event["message"].startswith("{"):
+                line = json.loads(event["message"])
+                if key in line:
+                    found.append((event["timestamp"], line[key]))
+    return [value for _, value in sorted(found, key=lambda pair: pair[0])]
+
+
+def put(cloud: LocalCloud, detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = cloud.client("events").put_events(
+        Entries=[
+            {
+                "Source": "jobs.tasks",
+                "DetailType": detail_type,
+                "Detail": json.dumps(detail),
+                "EventBusName": cloud.outputs["TasksBusName"],
+            }
+        ]
+    )
+    cloud.settle_events(30)
+    return answer
+
+
+def received(cloud: LocalCloud, output: str) -> list[dict[str, Any]]:
+    sqs = cloud.client("sqs")
+    messages: list[dict[str, Any]] = sqs.receive_message(
+        QueueUrl=cloud.outputs[output], MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    ).get("Messages", [])
+    for message in messages:
+        sqs.delete_message(QueueUrl=cloud.outputs[output], ReceiptHandle=message["ReceiptHandle"])
+    return messages
+
+
+def test_a_function_has_no_log_group_until_its_first_invocation(cloud: LocalCloud) -> None:
+    # Lambda makes /aws/lambda/<name> at the first invocation (the role allows
+    # logs:CreateLogGroup); creating the function makes none. The SAM CLI's event-bridge
+    # test waits on ResourceNotFoundException for it.
+    lam, logs = cloud.client("lambda"), cloud.client("logs")
+    role = lam.get_function_configuration(FunctionName=cloud.function("TaskRecorder").name)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("index.py", "def handler(event, context):\n    print('hello')\n")
+    lam.create_function(
+        FunctionName="events-app-late-logger",
+        Runtime="python3.13",
+        Role=role["Role"],
+        Handler="index.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    group = "/aws/lambda/events-app-late-logger"
+    assert logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"] == []
+    lam.invoke(FunctionName="events-app-late-logger", Payload=b"{}")
+    assert [g["logGroupName"] for g in logs.describe_log_groups(logGroupNamePrefix=group)[
+        "logGroups"]] == [group]  # fmt: skip
+    lam.delete_function(FunctionName="events-app-late-logger")
+
+
+def test_ec2_instances_state_changes_reach_the_cloudwatch_event_function(
+    cloud: LocalCloud,
+) -> None:
+    ec2 = cloud.client("ec2")
+    instance = ec2.run_instances(
+        ImageId=AMAZON_LINUX, InstanceType="t2.nano", MinCount=1, MaxCount=1
+    )["Instances"][0]
+    instance_id = instance["InstanceId"]
+    ec2.stop_instances(InstanceIds=[instance_id])
+    ec2.start_instances(InstanceIds=[instance_id])
+    ec2.terminate_instances(InstanceIds=[instance_id])
+    cloud.settle_events(30)
+
+    events = [e for e in logged(cloud, "InstanceWatcher", "received")
+              if e["detail"]["instance-id"] == instance_id]  # fmt: skip
+    states = sorted(event["detail"]["state"] for event in events)
+    assert states == sorted(
+        ["pending", "running", "stopping", "stopped", "pending", "running",
+         "shutting-down", "terminated"]
+    )  # fmt: skip
+    event = events[0]
+    assert event["source"] == "aws.ec2"
+    assert event["detail-type"] == "EC2 Instance State-change Notification"
+    assert event["resources"] == [f"arn:aws:ec2:us-east-1:123456789012:instance/{instance_id}"]
+    assert set(event) == {
+        "version", "id", "detail-type", "source", "account", "time", "region",
+        "resources", "detail",
+    }  # fmt: skip
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["time"])
+
+
+def test_resolve_ssm_is_the_parameters_ami_and_an_unknown_parameter_is_refused(
+    cloud: LocalCloud,
+) -> None:
+    ec2, ssm = cloud.client("ec2"), cloud.client("ssm")
+    wanted = ssm.get_parameter(Name=AMAZON_LINUX.removeprefix("resolve:ssm:"))["Parameter"]
+    instance = ec2.run_instances(
+        ImageId=AMAZON_LINUX, InstanceType="t2.nano", MinCount=1, MaxCount=1
+    )["Instances"][0]
+    assert instance["ImageId"] == wanted["Value"]
+    ec2.terminate_instances(InstanceIds=[instance["InstanceId"]])
+    count = len(ec2.describe_instances()["Reservations"])
+    with pytest.raises(ClientError) as refused:
+        ec2.run_instances(
+            ImageId="resolve:ssm:/no/such/parameter", InstanceType="t2.nano", MinCount=1, MaxCount=1
+        )
+    assert refused.value.response["Error"]["Code"] == "InvalidParameterValue"
+    assert "/no/such/parameter" in refused.value.response["Error"]["Message"]
+    assert len(ec2.describe_instances()["Reservations"]) == count
+    cloud.settle_events(30)
+
+
+def test_a_rule_without_input_sends_the_whole_event_in_aws_shape(cloud: LocalCloud) -> None:
+    answer = put(cloud, "Task Created", {"task": "whole-1"})
+    assert answer["FailedEntryCount"] == 0
+    event_id = answer["Entries"][0]["EventId"]
+    events = [e for e in logged(cloud, "TaskRecorder", "received") if e.get("id") == event_id]
+    assert len(events) == 1
+    assert events[0]["detail"] == {"task": "whole-1"}
+    assert events[0]["source"] == "jobs.tasks"
+    assert events[0]["resources"] == []
+    assert "ingestion-time" not in events[0]
+    assert isinstance(events[0]["time"], str)
+    assert events[0]["time"].endswith("Z")
+
+
+def test_input_transformer_quotes_values_outside_strings_and_inlines_them_inside(
+    cloud: LocalCloud,
+) -> None:
+    put(cloud, "Task Done", {"task": "done-1", "size": 3})
+    transformed = [e for e in logged(cloud, "TaskRecorder", "received") if "said" in e]
+    assert {"task": "done-1", "size": 3, "said": "task done-1 is done"} in transformed
+
+
+def test_a_disabled_rule_delivers_nothing(cloud: LocalCloud) -> None:
+    put(cloud, "Task Created", {"task": "whole-2"})
+    assert not [e for e in logged(cloud, "TaskRecorder", "received") if e == {"never": True}]
+
+
+def test_input_path_reaches_sqs_and_a_constant_input_reaches_sns(cloud: LocalCloud) -> None:
+    put(cloud, "Task Queued", {"task": "queued-1"})
+    assert [m["Body"] for m in received(cloud, "TaskQueueUrl")] == ['{"task": "queued-1"}']
+    # raw message delivery: the SNS message is the target's Input, as written
+    assert [m["Body"] for m in received(cloud, "TopicQueueUrl")] == ['{"queued": "yes"}']
+
+
+def test_a_state_machine_target_starts_an_execution_with_the_input_path(
+    cloud: LocalCloud,
+) -> None:
+    put(cloud, "Task Flow", {"task": "flow-1"})
+    sfn = cloud.client("stepfunctions")
+    arn = cloud.outputs["TaskFlowArn"]
+    inputs = [
+        json.loads(sfn.describe_execution(executionArn=e["executionArn"])["input"])
+        for e in sfn.list_executions(stateMachineArn=arn)["executions"]
+    ]
+    assert {"task": "flow-1"} in inputs
+
+
+def test_a_failing_target_is_retried_then_its_record_goes_to_the_on_failure_destination(
+    cloud: LocalCloud,
+) -> None:
+    answer = put(cloud, "Task Refused", {"task": "refused-1"})
+    tries = [e for e in logged(cloud, "TaskRefuser", "refused")
+             if e["id"] == answer["Entries"][0]["EventId"]]  # fmt: skip
+    assert len(tries) == 2  # MaximumRetryAttempts: 1
+    (message,) = received(cloud, "FailuresQueueUrl")
+    record = json.loads(message["Body"])
+    assert record["version"] == "1.0"
+    assert record["requestContext"]["condition"] == "RetriesExhausted"
+    assert record["requestContext"]["approximateInvokeCount"] == 2
+    assert record["requestContext"]["functionArn"].endswith(":$LATEST")
+    assert record["requestPayload"]["detail"] == {"task": "refused-1"}
+    assert record["responseContext"]["functionError"] == "Unhandled"
+    assert record["responsePayload"]["errorType"] == "ValueError"
+
+
+def test_put_events_answers_each_entry_and_a_malformed_one_harms_no_neighbour(
+    cloud: LocalCloud,
+) -> None:
+    bus = cloud.outputs["TasksBusName"]
+    answer = cloud.client("events").put_events(
+        Entries=[
+            {"Source": "jobs.tasks", "DetailType": "Task Queued", "Detail": "{not json",
+             "EventBusName": bus},
+            {"Source": "jobs.tasks", "DetailType": "Task Queued",
+             "Detail": json.dumps({"task": "queued-2"}), "EventBusName": bus},
+        ]
+    )  # fmt: skip
+    cloud.settle_events(30)
+    assert answer["FailedEntryCount"] == 1
+    assert answer["Entries"][0]["ErrorCode"] == "MalformedDetail"
+    assert "EventId" in answer["Entries"][1]
+    assert [m["Body"] for m in received(cloud, "TaskQueueUrl")] == ['{"task": "queued-2"}']
+    received(cloud, "TopicQueueUrl")
+
+
+def test_an_event_invocation_answers_202_then_runs_retries_and_reports_the_failure(
+    cloud: LocalCloud,
+) -> None:
+    function = cloud.function("TaskRefuser")
+    answer = cloud.client("lambda").invoke(
+        FunctionName=function.name, InvocationType="Event", Payload=b'{"queued": "invoke-1"}'
+    )
+    assert answer["StatusCode"] == 202
+    assert answer["Payload"].read() == b""
+    cloud.settle_events(30)
+    assert logged(cloud, "TaskRefuser", "refused").count({"queued": "invoke-1"}) == 2
+    (message,) = received(cloud, "FailuresQueueUrl")
+    record = json.loads(message["Body"])
+    assert record["requestPayload"] == {"queued": "invoke-1"}
+    assert record["requestContext"]["condition"] == "RetriesExhausted"
+
+
+def test_sns_delivers_its_record_to_a_lambda_subscriber_through_the_filter_policy(
+    cloud: LocalCloud,
+) -> None:
+    sns = cloud.client("sns")
+    topic = sns.create_topic(Name="events-app-filtered")["TopicArn"]
+    function = cloud.function("TaskRecorder")
+    subscription = sns.subscribe(
+        TopicArn=topic,
+        Protocol="lambda",
+        Endpoint=function.arn,
+        Attributes={"FilterPolicy": json.dumps({"kind": ["wanted"]})},
+        ReturnSubscriptionArn=True,
+    )["SubscriptionArn"]
+    for kind in ("wanted", "unwanted"):
+        sns.publish(
+            TopicArn=topic,
+            Message=f"sns-{kind}",
+            MessageAttributes={"kind": {"DataType": "String", "StringValue": kind}},
+        )
+    cloud.settle_events(30)
+    records = [
+        event["Records"][0]
+        for event in logged(cloud, "TaskRecorder", "received")
+        if isinstance(event, dict) and "Records" in event
+        and event["Records"][0]["Sns"]["TopicArn"] == topic
+    ]  # fmt: skip
+    assert [record["Sns"]["Message"] for record in records] == ["sns-wanted"]
+    record = records[0]
+    assert record["EventSource"] == "aws:sns"
+    assert record["EventSubscriptionArn"] == subscription
+    assert record["Sns"]["MessageAttributes"] == {"kind": {"Type": "String", "Value": "wanted"}}
+    assert record["Sns"]["Subject"] is None
+    assert record["Sns"]["Type"] == "Notification"
+    assert {"SigningCertUrl", "UnsubscribeUrl", "Signature", "Timestamp"} <= set(record["Sns"])
