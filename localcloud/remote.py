@@ -1,6 +1,8 @@
 """The commands that talk to a running ``localcloud serve``: ``status`` (the live view's
 tables, once, in the terminal), ``invoke`` (a function, with event files, as ``sam local
-invoke`` prints it) and ``deploy`` (the stock ``sam deploy``, pointed at the server).
+invoke`` prints it), ``deploy`` (the stock ``sam deploy``, pointed at the server) and
+``fire-schedule`` (a schedule rule or Scheduler schedule fired now, so a test need not
+wait for it).
 
 Each takes ``--endpoint-url`` (default ``http://127.0.0.1:5000``, the server's default
 port) and signs its calls with the local account's fake credentials, as the AWS CLI
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import datetime
 import json
 import os
 import shutil
@@ -31,7 +34,9 @@ from rich.console import Console
 from rich.table import Table
 
 from localcloud.account import FAKE_CREDENTIALS
+from localcloud.cloudformation.provider import ACCOUNT_ID
 from localcloud.server.view import PATH as VIEW_PATH
+from localcloud.services.events import delivery, schedules
 from localcloud.text import plain
 
 __all__ = ["RemoteError", "add_parsers", "render_status", "shown", "table"]
@@ -297,8 +302,92 @@ def deploy(args: argparse.Namespace) -> int:
     return done.returncode
 
 
+def _client(service: str, args: argparse.Namespace) -> Any:
+    return boto3.client(
+        service,  # type: ignore[call-overload]
+        endpoint_url=checked_endpoint(args.endpoint_url),
+        region_name=args.region,
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        config=Config(retries={"total_max_attempts": 1}),
+    )
+
+
+def send_to_target(args: argparse.Namespace, target: Mapping[str, Any], text: str) -> None:
+    """Hand one schedule target its input through the target service's own API, as the
+    schedule does: a function asynchronously (``InvocationType=Event``), a queue, a topic,
+    a state machine.
+
+    Raises:
+        RemoteError: another kind of target.
+    """
+    arn = str(target["Arn"])
+    service = arn.split(":")[2] if arn.count(":") >= 5 else ""
+    if service == "lambda":
+        _client("lambda", args).invoke(FunctionName=arn, InvocationType="Event", Payload=text)
+    elif service == "sqs":
+        sqs = _client("sqs", args)
+        account, name = arn.split(":")[4], arn.split(":")[5]
+        url = sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        extra = {}
+        if group := (target.get("SqsParameters") or {}).get("MessageGroupId"):
+            extra["MessageGroupId"] = group
+        sqs.send_message(QueueUrl=url, MessageBody=text, **extra)
+    elif service == "sns":
+        _client("sns", args).publish(TopicArn=arn, Message=text)
+    elif service == "states":
+        _client("stepfunctions", args).start_execution(stateMachineArn=arn, input=text)
+    else:
+        raise RemoteError(
+            f"{plain(arn)}: fire-schedule sends to Lambda, SQS, SNS and Step Functions"
+        )
+
+
+def fire_schedule(args: argparse.Namespace) -> int:
+    """Fire a schedule rule (SAM's ``Schedule``) or an EventBridge Scheduler schedule
+    (``ScheduleV2``) now: each target gets what the schedule would send it."""
+    try:
+        if args.group is None:
+            events = _client("events", args)
+            try:
+                rule = events.describe_rule(Name=args.name)
+            except events.exceptions.ResourceNotFoundException:
+                rule = None
+            if rule is not None:
+                if not rule.get("ScheduleExpression"):
+                    raise RemoteError(
+                        f"rule {plain(args.name)} has no schedule: it is a pattern rule"
+                    )
+                source = argparse.Namespace(arn=rule["Arn"], name=rule["Name"])
+                event = schedules.scheduled_event(source, ACCOUNT_ID, args.region)
+                targets = events.list_targets_by_rule(Rule=args.name)["Targets"]
+                for target in targets:
+                    send_to_target(args, target, delivery.target_input(target, event, source))
+                print(f"fired {rule['Arn']}: {len(targets)} target(s)")
+                return 0
+        scheduler = _client("scheduler", args)
+        try:
+            found = scheduler.get_schedule(Name=args.name, GroupName=args.group or "default")
+        except ClientError as exc:
+            raise RemoteError(
+                f"no schedule rule or Scheduler schedule {plain(args.name)} on {args.endpoint_url}"
+            ) from exc
+        schedule = argparse.Namespace(arn=found["Arn"], target=found["Target"])
+        now = datetime.datetime.now(datetime.UTC)
+        send_to_target(args, found["Target"], schedules.scheduler_input(schedule, now))
+        print(f"fired {found['Arn']}")
+        return 0
+    except EndpointConnectionError as exc:
+        raise RemoteError(
+            f"nothing answers at {args.endpoint_url}: start it with `localcloud serve`"
+        ) from exc
+    except (ClientError, BotoCoreError) as exc:
+        raise RemoteError(f"{plain(args.name)} on {args.endpoint_url}: {exc}") from exc
+
+
 def add_parsers(commands: Any) -> None:
-    """Add ``status``, ``invoke`` and ``deploy`` to ``localcloud``'s subcommands."""
+    """Add ``status``, ``invoke``, ``deploy`` and ``fire-schedule`` to ``localcloud``'s
+    subcommands."""
 
     def endpoint(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
@@ -324,3 +413,11 @@ def add_parsers(commands: Any) -> None:
     endpoint(p)
     p.add_argument("sam_arguments", nargs=argparse.REMAINDER, help="sam deploy's own options")
     p.set_defaults(run=deploy)
+    p = commands.add_parser(
+        "fire-schedule",
+        help="fire a schedule rule or EventBridge Scheduler schedule of a running server now",
+    )
+    p.add_argument("name", help="the rule's or the schedule's name")
+    p.add_argument("--group", help="the Scheduler schedule's group (a rule is looked up first)")
+    endpoint(p)
+    p.set_defaults(run=fire_schedule)

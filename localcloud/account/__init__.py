@@ -54,6 +54,7 @@ from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
 from localcloud.services.events import delivery as events_delivery
+from localcloud.services.events import schedules
 from localcloud.services.lambda_ import Function
 from localcloud.services.lambda_ import asynchronous as lambda_async
 from localcloud.services.lambda_ import event_source_mappings as mappings
@@ -144,6 +145,7 @@ class LocalCloud:
         self._served_deleted = False
         self._seen = Seen()
         self._watcher: Watcher | None = None
+        self.clock: schedules.Clock | None = None
         shown = title or (f"stack {stack_name}" if template is not None else "account")
         self._reader = view_reader(self, self.history, shown, self._seen, extensions=extensions)
 
@@ -223,6 +225,9 @@ class LocalCloud:
             )
         )
         mappings.serve(mappings.Account(self.client, self.region, services.event_sources()))
+        self.clock = schedules.Clock(ACCOUNT_ID)
+        """Fires the account's schedule rules and Scheduler schedules while it runs."""
+        self.clock.start()
         if self.template is not None:
             self._deployment = deploy(
                 self.template,
@@ -301,6 +306,9 @@ class LocalCloud:
             self.stacks.remove(deployment)
 
     def stop(self) -> None:
+        if self.clock is not None:
+            self.clock.stop()
+            self.clock = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -429,6 +437,15 @@ class LocalCloud:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
         return pollers.drain(self, timeout_s=timeout_s, idle_sleep_s=idle_sleep_s)
+
+    def fire_schedule(self, name: str, *, group: str | None = None) -> str:
+        """Fire the schedule rule or Scheduler schedule ``name`` now, as its schedule
+        would (:func:`localcloud.services.events.schedules.fire`); its ARN.
+
+        Raises:
+            KeyError: no enabled schedule of that name.
+        """
+        return schedules.fire(ACCOUNT_ID, name, group=group)
 
     def settle_events(self, timeout_s: float = 60.0) -> None:
         """Wait until every event put on a bus reached its targets and every asynchronous

@@ -49,16 +49,26 @@ _LOCAL_PROPERTIES: Final = {
 
 EMULATED_EVENTS: Final = {
     "AWS::Serverless::Function": frozenset(
-        {"SQS", "SNS", "EventBridgeRule", "CloudWatchEvent", "Schedule", "Api", "HttpApi"}
+        {
+            "SQS",
+            "SNS",
+            "S3",
+            "EventBridgeRule",
+            "CloudWatchEvent",
+            "Schedule",
+            "ScheduleV2",
+            "Api",
+            "HttpApi",
+        }
     ),
     "AWS::Serverless::StateMachine": frozenset(
-        {"EventBridgeRule", "CloudWatchEvent", "Schedule", "Api"}
+        {"EventBridgeRule", "CloudWatchEvent", "Schedule", "ScheduleV2", "Api"}
     ),
 }
 """The SAM event source types whose events reach a function (or state machine) locally;
-every other type SAM offers (``S3``, ``Kinesis``, ``DynamoDB``, ``CloudWatchLogs``,
+every other type SAM offers (``Kinesis``, ``DynamoDB``, ``CloudWatchLogs``,
 ``Cognito``, ``IoTRule``, ``AlexaSkill``, ``MQ``, ``MSK``, ``SelfManagedKafka``,
-``DocumentDB``, ``ScheduleV2``) is refused by name at deploy rather than deployed silent."""
+``DocumentDB``) is refused by name at deploy rather than deployed silent."""
 
 
 def refuse_unemulated_events(body: Mapping[str, Any]) -> None:

@@ -191,3 +191,40 @@ def test_deploy_runs_the_stock_sam_deploy_against_the_server(
     ]
     assert stack["StackStatus"] == "CREATE_COMPLETE"
     assert "/deployed-by-cli-Inbox-" in stack["Outputs"][0]["OutputValue"]
+
+
+@pytest.mark.slow  # a second stack in the served account
+def test_fire_schedule_fires_a_rule_and_a_scheduler_schedule_through_the_api(
+    served: LocalCloud, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from localcloud.cloudformation.template import load
+    from localcloud.tests.support.paths import APPS
+
+    deployment = served.deploy(
+        load(APPS / "scheduled_app" / "template.yaml"), stack_name="scheduled-cli"
+    )
+    arguments = ["--endpoint-url", str(served.endpoint_url)]
+    assert cli.main(["fire-schedule", "scheduled-cli-daily", *arguments]) == 0
+    assert cli.main(["fire-schedule", "scheduled-cli-every-five-minutes", *arguments]) == 0
+    printed = capsys.readouterr().out
+    daily = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/scheduled-cli-daily"
+    assert f"fired {daily}" in printed
+    assert ":rule/scheduled-cli-every-five-minutes: 1 target(s)" in printed
+    sqs = client("sqs", served.server_port or 0)
+    url = deployment.outputs["DailyQueueUrl"]
+    (message,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)["Messages"]
+    assert message["Body"] == "daily message"
+    served.settle_events(30)
+    logs = client("logs", served.server_port or 0)
+    group = f"/aws/lambda/{deployment.refs['Ticker']}"
+    messages = [
+        event["message"]
+        for stream in logs.describe_log_streams(logGroupName=group)["logStreams"]
+        for event in logs.get_log_events(logGroupName=group, logStreamName=stream["logStreamName"])[
+            "events"
+        ]
+    ]
+    assert any('"received": {"tick": "rate"}' in message for message in messages)
+    assert cli.main(["fire-schedule", "no-such-schedule", *arguments]) == 2
+    said = capsys.readouterr()
+    assert "no schedule rule or Scheduler schedule no-such-schedule" in said.err + said.out

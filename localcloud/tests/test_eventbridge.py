@@ -261,15 +261,11 @@ def test_sns_delivers_its_record_to_a_lambda_subscriber_through_the_filter_polic
     cloud: LocalCloud,
 ) -> None:
     sns = cloud.client("sns")
-    topic = sns.create_topic(Name="events-app-filtered")["TopicArn"]
-    function = cloud.function("TaskRecorder")
-    subscription = sns.subscribe(
-        TopicArn=topic,
-        Protocol="lambda",
-        Endpoint=function.arn,
-        Attributes={"FilterPolicy": json.dumps({"kind": ["wanted"]})},
-        ReturnSubscriptionArn=True,
-    )["SubscriptionArn"]
+    topic = cloud.outputs["NoticeTopicArn"]  # SAM's SNS event, with a FilterPolicy
+    (subscription,) = [
+        s["SubscriptionArn"] for s in sns.list_subscriptions_by_topic(TopicArn=topic)[
+            "Subscriptions"] if s["Protocol"] == "lambda"
+    ]  # fmt: skip
     for kind in ("wanted", "unwanted"):
         sns.publish(
             TopicArn=topic,

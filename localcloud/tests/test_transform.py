@@ -106,8 +106,8 @@ def test_a_code_uri_missing_from_the_templates_folder_is_refused_by_name(
 
 @pytest.mark.parametrize(
     "kind",
-    ["S3", "Kinesis", "DynamoDB", "CloudWatchLogs", "Cognito", "IoTRule", "AlexaSkill", "MQ",
-     "MSK", "SelfManagedKafka", "DocumentDB", "ScheduleV2"],
+    ["Kinesis", "DynamoDB", "CloudWatchLogs", "Cognito", "IoTRule", "AlexaSkill", "MQ",
+     "MSK", "SelfManagedKafka", "DocumentDB"],
 )  # fmt: skip
 def test_an_event_type_no_service_delivers_locally_is_refused_by_name(kind: str) -> None:
     body = {

@@ -38,7 +38,8 @@ import re
 import threading
 import time
 import uuid
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
 
 from jsonpath_ng.ext.parser import parse as parse_path
 from moto.events.models import EventPattern, Rule
@@ -46,6 +47,17 @@ from moto.events.responses import EventsHandler
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
+
+
+class Source(Protocol):
+    """What sends an event to a target: a rule, or a Scheduler schedule."""
+
+    @property
+    def arn(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
 
 RESERVED: Final = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.event.ingestion-time")
 _PLACEHOLDER: Final = re.compile(r"<([A-Za-z0-9_.\-]+)>")
@@ -77,7 +89,7 @@ def path_value(path: str, event: Any) -> Any:
     return found[0].value if found else None
 
 
-def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Rule) -> str:
+def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Source) -> str:
     """``InputTransformer``'s output for ``event``: each ``<name>`` of ``InputTemplate``
     replaced by the value its ``InputPathsMap`` path finds, as EventBridge documents it:
     inside a JSON string the text of the value (escaped), elsewhere its JSON (a string
@@ -121,7 +133,7 @@ def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Rule) 
     return "".join(out)
 
 
-def target_input(target: dict[str, Any], event: dict[str, Any], rule: Rule) -> str:
+def target_input(target: Mapping[str, Any], event: dict[str, Any], rule: Source) -> str:
     """The text the target receives (JSON for Lambda and Step Functions).
 
     Raises:
@@ -136,7 +148,7 @@ def target_input(target: dict[str, Any], event: dict[str, Any], rule: Rule) -> s
     return json.dumps(event)
 
 
-def deliver(rule: Rule, target: dict[str, Any], event: dict[str, Any]) -> None:
+def deliver(rule: Source, target: dict[str, Any], event: dict[str, Any]) -> None:
     """Send one target its input (see the module docstring); a target that refuses it
     (deleted, a bad input) sends the event to the target's dead-letter queue, if any."""
     arn = str(target["Arn"])

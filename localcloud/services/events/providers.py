@@ -4,8 +4,9 @@
 - ``AWS::Events::Rule``: a rule with its targets, on the default bus or the one
   ``EventBusName`` names (the SAM transform makes one per ``EventBridgeRule``,
   ``CloudWatchEvent`` or ``Schedule`` event). A pattern rule delivers what matches to
-  its targets (:mod:`.delivery`); a schedule rule is created and listed, and does not
-  fire locally (a note says so).
+  its targets (:mod:`.delivery`); a schedule rule fires on its schedule (:mod:`.schedules`).
+- ``AWS::Scheduler::Schedule`` (SAM's ``ScheduleV2``): an EventBridge Scheduler schedule,
+  fired on its schedule with its target's ``Input``; ``AWS::Scheduler::ScheduleGroup``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.provider import Deployment, Provider, physical_name, refuse_unknown
+from localcloud.services.events.schedules import ScheduleError, parse
 
 TARGET_KEYS: Final = {
     "Arn",
@@ -71,11 +74,9 @@ class RuleProvider(Provider):
             kwargs["EventBusName"] = bus
         if "ScheduleExpression" in properties:
             kwargs["ScheduleExpression"] = str(properties["ScheduleExpression"])
-            if state == "ENABLED":
-                stack.notes.append(
-                    f"{logical_id}: schedule {properties['ScheduleExpression']} is created but "
-                    "never fires locally; start its target by hand"
-                )
+            check_expression(
+                str(properties["ScheduleExpression"]), f"{logical_id}.ScheduleExpression"
+            )
         if "EventPattern" in properties:
             pattern = properties["EventPattern"]
             kwargs["EventPattern"] = pattern if isinstance(pattern, str) else json.dumps(pattern)
@@ -101,6 +102,99 @@ class RuleProvider(Provider):
         if targets:
             events.remove_targets(Rule=name, Ids=targets, **extra)
         events.delete_rule(Name=name, **extra)
+
+
+def check_expression(expression: str, where: str) -> None:
+    """Refuse a schedule expression EventBridge would refuse, or the local cloud cannot
+    schedule.
+
+    Raises:
+        UnsupportedTemplate: naming ``where`` and why.
+    """
+    try:
+        parse(expression)
+    except ScheduleError as exc:
+        raise UnsupportedTemplate(where, str(exc)) from exc
+
+
+SCHEDULE_TARGET_KEYS: Final = {
+    "Arn",
+    "RoleArn",
+    "Input",
+    "RetryPolicy",
+    "DeadLetterConfig",
+    "SqsParameters",
+}
+
+
+class ScheduleGroupProvider(Provider):
+    TYPE = "AWS::Scheduler::ScheduleGroup"
+    PROPERTIES = frozenset({"Name", "Tags"})
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = str(properties.get("Name") or physical_name(stack, logical_id, 64))
+        arn = stack.client("scheduler").create_schedule_group(Name=name)["ScheduleGroupArn"]
+        stack.refs[logical_id] = name
+        stack.attributes[(logical_id, "Arn")] = arn
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("scheduler").delete_schedule_group(Name=stack.refs[logical_id])
+
+
+class ScheduleProvider(Provider):
+    TYPE = "AWS::Scheduler::Schedule"
+    PROPERTIES = frozenset(
+        {
+            "Name",
+            "GroupName",
+            "Description",
+            "ScheduleExpression",
+            "ScheduleExpressionTimezone",
+            "FlexibleTimeWindow",
+            "Target",
+            "State",
+            "StartDate",
+            "EndDate",
+        }
+    )
+
+    def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        name = str(properties.get("Name") or physical_name(stack, logical_id, 64))
+        expression = str(properties["ScheduleExpression"])
+        check_expression(expression, f"{logical_id}.ScheduleExpression")
+        target = dict(properties["Target"])
+        refuse_unknown(target, SCHEDULE_TARGET_KEYS, f"{logical_id}.Target", "Target")
+        if str(target["Arn"]).split(":")[2:3] not in (
+            ["lambda"],
+            ["sqs"],
+            ["sns"],
+            ["states"],
+            ["events"],
+        ):
+            raise UnsupportedTemplate(
+                f"{logical_id}.Target.Arn",
+                "only Lambda, SQS, SNS, Step Functions and EventBridge targets are delivered "
+                "locally (universal targets, arn:aws:scheduler:::aws-sdk:…, are not)",
+            )
+        kwargs: dict[str, Any] = {
+            "Name": name,
+            "ScheduleExpression": expression,
+            "FlexibleTimeWindow": _plain(properties.get("FlexibleTimeWindow") or {"Mode": "OFF"}),
+            "Target": _plain(target),
+            "State": str(properties.get("State", "ENABLED")),
+        }
+        for key in ("GroupName", "Description", "ScheduleExpressionTimezone"):
+            if key in properties:
+                kwargs[key] = str(properties[key])
+        arn = stack.client("scheduler").create_schedule(**kwargs)["ScheduleArn"]
+        stack.refs[logical_id] = name
+        stack.attributes[(logical_id, "Arn")] = arn
+        stack.attributes[(logical_id, "Group")] = str(properties.get("GroupName") or "default")
+
+    def delete(self, stack: Deployment, logical_id: str) -> None:
+        stack.client("scheduler").delete_schedule(
+            Name=stack.refs[logical_id], GroupName=stack.attributes[(logical_id, "Group")]
+        )
 
 
 def _target(target: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,4 +230,9 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-PROVIDERS: Final = (EventBusProvider(), RuleProvider())
+PROVIDERS: Final = (
+    EventBusProvider(),
+    RuleProvider(),
+    ScheduleGroupProvider(),
+    ScheduleProvider(),
+)

@@ -4,8 +4,10 @@
 Its name is the explicit ``BucketName`` or CloudFormation's derived one in lower case
 (bucket names take no capitals). As on AWS, a bucket that still holds objects is not
 deleted with its stack: the delete fails (``DELETE_FAILED``, "The bucket you tried to
-delete is not empty") until it is emptied. Event notifications are not delivered locally,
-so ``NotificationConfiguration`` is refused by name.
+delete is not empty") until it is emptied. ``NotificationConfiguration`` (Lambda, queue
+and topic configurations, each one ``Event`` with an optional key ``Filter``, and
+``EventBridgeConfiguration``) becomes the bucket's notification configuration, delivered
+as S3 delivers it (:mod:`.notifications`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,55 @@ from localcloud.cloudformation.provider import (
 _VERSIONING: Final = ("Enabled", "Suspended")
 
 
+_DESTINATIONS: Final = {
+    "LambdaConfigurations": ("LambdaFunctionConfigurations", "Function", "LambdaFunctionArn"),
+    "QueueConfigurations": ("QueueConfigurations", "Queue", "QueueArn"),
+    "TopicConfigurations": ("TopicConfigurations", "Topic", "TopicArn"),
+}
+
+
+def notification_configuration(written: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """CloudFormation's ``NotificationConfiguration`` as ``PutBucketNotificationConfiguration``
+    takes it (``Event`` → ``Events``, ``Filter.S3Key.Rules`` → ``Filter.Key.FilterRules``,
+    ``Function``/``Queue``/``Topic`` → the ARN keys).
+
+    Raises:
+        UnsupportedTemplate: a key CloudFormation does not define, named.
+    """
+    refuse_unknown(
+        written, {*_DESTINATIONS, "EventBridgeConfiguration"}, where, "NotificationConfiguration"
+    )
+    made: dict[str, Any] = {}
+    for key, (api_key, target, arn_key) in _DESTINATIONS.items():
+        configurations = []
+        for position, configuration in enumerate(written.get(key, [])):
+            at = f"{where}.{key}[{position}]"
+            refuse_unknown(configuration, {"Event", target, "Filter", "Id"}, at, key)
+            api: dict[str, Any] = {
+                arn_key: str(configuration[target]),
+                "Events": [str(configuration["Event"])],
+            }
+            if "Id" in configuration:
+                api["Id"] = str(configuration["Id"])
+            rules = ((configuration.get("Filter") or {}).get("S3Key") or {}).get("Rules") or []
+            if rules:
+                api["Filter"] = {
+                    "Key": {
+                        "FilterRules": [
+                            {"Name": str(rule["Name"]), "Value": str(rule["Value"])}
+                            for rule in rules
+                        ]
+                    }
+                }
+            configurations.append(api)
+        if configurations:
+            made[api_key] = configurations
+    bridge = written.get("EventBridgeConfiguration")
+    if bridge is not None and str(bridge.get("EventBridgeEnabled", True)).lower() == "true":
+        made["EventBridgeConfiguration"] = {}
+    return made
+
+
 class BucketProvider(Provider):
     TYPE = "AWS::S3::Bucket"
     PROPERTIES = frozenset(
@@ -36,6 +87,7 @@ class BucketProvider(Provider):
             "PublicAccessBlockConfiguration",
             "BucketEncryption",
             "Tags",
+            "NotificationConfiguration",
         }
     )
     KEPT = True
@@ -133,6 +185,14 @@ class BucketProvider(Provider):
                 rules.append(made)
             s3.put_bucket_encryption(
                 Bucket=name, ServerSideEncryptionConfiguration={"Rules": rules}
+            )
+        notification = properties.get("NotificationConfiguration")
+        if notification is not None:
+            s3.put_bucket_notification_configuration(
+                Bucket=name,
+                NotificationConfiguration=notification_configuration(
+                    notification, f"{logical_id}.NotificationConfiguration"
+                ),
             )
         tags = [
             {"Key": str(t["Key"]), "Value": str(t["Value"])} for t in properties.get("Tags", [])
