@@ -106,6 +106,15 @@ def render_status(
         ["source", "function", "batch size", "state"],
         [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
     )
+    table(
+        console,
+        "Event sources (rules, schedules, subscriptions, bucket notifications)",
+        ["kind", "source", "trigger", "targets", "state"],
+        [
+            [e["kind"], e["source"], e["trigger"], ", ".join(e["targets"]), e["state"]]
+            for e in state.get("event_sources", [])
+        ],
+    )
     for section in sections:
         section(console, state)
     table(

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from localcloud.services.lambda_.runtime import Function, Invocation, by_access_key, invoking
 
@@ -261,8 +261,17 @@ def _message_of(event: Any, key: Mapping[str, Any]) -> str | None:
     return f"message {records[0].get('messageId')}" if len(records) == 1 else None
 
 
+_RECORD_SOURCES: Final = {"aws:sns": "SNS ", "aws:s3": "S3 "}
+"""How a batch of records names its source (``aws:sqs`` batches say only their size)."""
+
+
 def _given(event: Any) -> str:
     if isinstance(event, Mapping) and isinstance(event.get("Records"), list):
-        return f"{len(event['Records'])} record(s)"
+        records = event["Records"]
+        first = records[0] if records and isinstance(records[0], Mapping) else {}
+        kind = _RECORD_SOURCES.get(str(first.get("EventSource") or first.get("eventSource")), "")
+        return f"{len(records)} {kind}record(s)"
+    if isinstance(event, Mapping) and {"detail-type", "source", "detail"} <= set(event):
+        return f"EventBridge: {event['source']} · {event['detail-type']}"
     text = json.dumps(event, default=str)
     return text if len(text) <= 120 else f"{text[:119]}…"

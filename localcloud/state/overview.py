@@ -1,5 +1,6 @@
 """The account at a glance, for ``status`` and the live view: every queue with its
-depths, the event source mappings, one page of each table, each state machine with its
+depths, the event source mappings and the other event sources (rules, schedules,
+subscriptions, bucket notifications), one page of each table, each state machine with its
 newest executions and their task events, whoever made them (the stack, ``sam deploy``,
 AWS CLI commands). A resource seen once and deleted since stays listed as gone. A
 bounded read whatever the account holds (the first :data:`RESOURCES_SHOWN` of each kind,
@@ -84,6 +85,94 @@ def mappings(target: Target) -> list[dict[str, Any]]:
         }
         for mapping in listed.get("EventSourceMappings", [])
     ]
+
+
+def _short_arn(arn: str) -> str:
+    """The resource part of an ARN (a function's or queue's name, a state machine's)."""
+    return arn.rsplit(":", 1)[-1] if arn.startswith("arn:") else arn
+
+
+def event_sources(target: Target) -> list[dict[str, Any]]:
+    """What else sends events to the account's functions, queues, topics and state
+    machines (the first :data:`RESOURCES_SHOWN` of each kind): EventBridge rules with
+    their pattern or schedule, Scheduler schedules, SNS subscriptions and S3 bucket
+    notifications; each ``{"kind", "source", "trigger", "targets", "state"}``."""
+    found: list[dict[str, Any]] = []
+    events = target.client("events")
+    for bus in events.list_event_buses(Limit=RESOURCES_SHOWN).get("EventBuses", []):
+        listed = events.list_rules(EventBusName=bus["Name"], Limit=RESOURCES_SHOWN)
+        for rule in listed.get("Rules", []):
+            targets = events.list_targets_by_rule(Rule=rule["Name"], EventBusName=bus["Name"])
+            schedule = rule.get("ScheduleExpression")
+            found.append(
+                {
+                    "kind": "schedule rule" if schedule else "EventBridge rule",
+                    "source": rule["Name"]
+                    if bus["Name"] == "default"
+                    else f"{bus['Name']}/{rule['Name']}",
+                    "trigger": _cut(schedule or rule.get("EventPattern") or ""),
+                    "targets": [_short_arn(t["Arn"]) for t in targets.get("Targets", [])],
+                    "state": rule.get("State", ""),
+                }
+            )
+    scheduler = target.client("scheduler")
+    for listed_schedule in scheduler.list_schedules(MaxResults=RESOURCES_SHOWN).get(
+        "Schedules", []
+    ):
+        group = listed_schedule.get("GroupName", "default")
+        found.append(
+            {
+                "kind": "Scheduler schedule",
+                "source": f"{group}/{listed_schedule['Name']}",
+                "trigger": "",
+                "targets": [_short_arn(listed_schedule.get("Target", {}).get("Arn", ""))],
+                "state": listed_schedule.get("State", ""),
+            }
+        )
+    for subscription in (
+        target.client("sns").list_subscriptions().get("Subscriptions", [])[:RESOURCES_SHOWN]
+    ):
+        found.append(
+            {
+                "kind": f"SNS subscription ({subscription['Protocol']})",
+                "source": _short_arn(subscription["TopicArn"]),
+                "trigger": "",
+                "targets": [_short_arn(subscription["Endpoint"])],
+                "state": "",
+            }
+        )
+    s3 = target.client("s3")
+    for bucket in s3.list_buckets().get("Buckets", [])[:RESOURCES_SHOWN]:
+        try:
+            configuration = s3.get_bucket_notification_configuration(Bucket=bucket["Name"])
+        except ClientError:
+            continue
+        for key, arn_key in (
+            ("LambdaFunctionConfigurations", "LambdaFunctionArn"),
+            ("QueueConfigurations", "QueueArn"),
+            ("TopicConfigurations", "TopicArn"),
+        ):
+            for notification in configuration.get(key, []):
+                found.append(
+                    {
+                        "kind": "S3 notification",
+                        "source": bucket["Name"],
+                        "trigger": ", ".join(notification.get("Events", [])),
+                        "targets": [_short_arn(notification[arn_key])],
+                        "state": "",
+                    }
+                )
+        if "EventBridgeConfiguration" in configuration:
+            found.append(
+                {
+                    "kind": "S3 notification",
+                    "source": bucket["Name"],
+                    "trigger": "every event",
+                    "targets": ["the default event bus"],
+                    "state": "",
+                }
+            )
+    return found
 
 
 def _plain(value: Mapping[str, Any]) -> Any:
@@ -335,14 +424,16 @@ def account_state(
         after: table name → the business key its page starts after.
 
     Returns:
-        ``{"queues", "mappings", "tables", "state_machines"}``: lists of the dicts of
-        :func:`queues`, :func:`mappings`, :func:`table_page` and :func:`executions`.
+        ``{"queues", "mappings", "event_sources", "tables", "state_machines"}``: lists of
+        the dicts of :func:`queues`, :func:`mappings`, :func:`event_sources`,
+        :func:`table_page` and :func:`executions`.
     """
     after = after or {}
     urls, tables, machines = _listed(target)
     return {
         "queues": queues(target, seen.add("queue", urls)),
         "mappings": mappings(target),
+        "event_sources": event_sources(target),
         "tables": [
             table_page(target, name, start=after.get(name)) for name in seen.add("table", tables)
         ],

@@ -287,3 +287,31 @@ def test_sns_delivers_its_record_to_a_lambda_subscriber_through_the_filter_polic
     assert record["Sns"]["Subject"] is None
     assert record["Sns"]["Type"] == "Notification"
     assert {"SigningCertUrl", "UnsubscribeUrl", "Signature", "Timestamp"} <= set(record["Sns"])
+
+
+def test_the_view_lists_each_event_source_and_names_what_each_invocation_was_given(
+    cloud: LocalCloud,
+) -> None:
+    put(cloud, "Task Created", {"task": "viewed-1"})
+    cloud.client("sns").publish(
+        TopicArn=cloud.outputs["NoticeTopicArn"],
+        Message="viewed",
+        MessageAttributes={"kind": {"DataType": "String", "StringValue": "wanted"}},
+    )
+    cloud.settle_events(30)
+    state = cloud.view_data({})
+    sources = {(e["kind"], e["source"]): e for e in state["event_sources"]}
+    bus = cloud.outputs["TasksBusName"]
+    rules = [e for (kind, source), e in sources.items()
+             if kind == "EventBridge rule" and source.startswith(f"{bus}/")]  # fmt: skip
+    recorder = cloud.function("TaskRecorder").name
+    assert any(recorder in e["targets"] and '"Task Created"' in e["trigger"] for e in rules)
+    assert any(e["state"] == "DISABLED" for e in rules)
+    (watcher,) = [e for (kind, source), e in sources.items()
+                  if kind == "EventBridge rule" and "aws.ec2" in e["trigger"]]  # fmt: skip
+    assert watcher["targets"] == [cloud.function("InstanceWatcher").name]
+    notice = cloud.outputs["NoticeTopicArn"].rsplit(":", 1)[-1]
+    assert sources[("SNS subscription (lambda)", notice)]["targets"] == [recorder]
+    given = {i.given for i in cloud.history.invocations if i.function == recorder}
+    assert "EventBridge: jobs.tasks · Task Created" in given
+    assert "1 SNS record(s)" in given

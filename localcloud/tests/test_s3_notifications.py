@@ -117,3 +117,14 @@ def test_eventbridge_notifications_reach_a_default_bus_rule_as_s3_names_them(
     assert event["detail"]["reason"] == "PutObject"
     assert event["detail"]["object"]["size"] == 3
     assert isinstance(event["time"], str)
+
+
+def test_the_view_lists_the_buckets_notifications(cloud: LocalCloud) -> None:
+    bucket = cloud.outputs["BucketName"]
+    rows = [e for e in cloud.view_data({})["event_sources"] if e["source"] == bucket]
+    assert {(e["trigger"], tuple(e["targets"])) for e in rows} == {
+        ("s3:ObjectCreated:*", (cloud.function("UploadRecorder").name,)),
+        ("s3:ObjectRemoved:*", (cloud.outputs["RemovalsQueueUrl"].rsplit("/", 1)[-1],)),
+        ("s3:ObjectRemoved:Delete", (cloud.deployment.refs["RemovalsTopic"].rsplit(":", 1)[-1],)),
+        ("every event", ("the default event bus",)),
+    }

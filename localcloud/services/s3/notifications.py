@@ -13,6 +13,8 @@ S3 documents it ("Event message structure" and "Using EventBridge" in the S3 use
 - ``_invoke_awslambda``: moto calls the function synchronously inside ``PutObject`` and
   drops any error; here the record invokes the function asynchronously
   (:mod:`localcloud.services.lambda_.asynchronous`: retries, destinations).
+- ``S3Response.get_bucket_notification``: moto leaves ``EventBridgeConfiguration`` out
+  of ``GetBucketNotificationConfiguration``; S3 answers it (``{}``) when it is on.
 - ``_send_event_bridge_message``: moto sends to the rules of every bus; S3 sends to the
   account's default bus only, with ``detail-type`` ``Object Created``/``Object Deleted``
   …, source ``aws.s3`` and ``detail.reason`` ``PutObject``/``DeleteObject`` … as S3
@@ -28,8 +30,10 @@ import itertools
 from typing import Any, Final
 from urllib.parse import quote_plus
 
+from moto.core.responses import ActionResult
 from moto.core.utils import iso_8601_datetime_with_milliseconds, unix_time
 from moto.s3 import notifications
+from moto.s3.responses import S3Response
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
@@ -147,7 +151,40 @@ def _send_event_bridge_message(_original: Method) -> Method:
     return _send_event_bridge_message
 
 
+def _get_bucket_notification(original: Method) -> Method:
+    def get_bucket_notification(self: S3Response) -> Any:
+        configuration = self.backend.get_bucket_notification_configuration(self.bucket_name)
+        if not configuration or configuration.event_bridge is None:
+            return original(self)
+
+        def entry(item: Any, arn_key: str) -> dict[str, Any]:
+            made: dict[str, Any] = {"Id": item.id, arn_key: item.arn, "Events": item.events}
+            if item.filters:
+                made["Filter"] = {"Key": {"FilterRules": item.filters["S3Key"]["FilterRule"]}}
+            return made
+
+        result = {
+            "TopicConfigurations": [entry(t, "TopicArn") for t in configuration.topic],
+            "QueueConfigurations": [entry(q, "QueueArn") for q in configuration.queue],
+            "LambdaFunctionConfigurations": [
+                entry(f, "LambdaFunctionArn") for f in configuration.cloud_function
+            ],
+            "EventBridgeConfiguration": {},
+        }
+        self.data["Action"] = "GetBucketNotificationConfiguration"
+        return self.serialized(ActionResult(result))
+
+    return get_bucket_notification
+
+
 PATCHES: Final = (
+    Patch(
+        S3Response,
+        "get_bucket_notification",
+        ("self",),
+        _get_bucket_notification,
+        "GetBucketNotificationConfiguration says when EventBridge notifications are on",
+    ),
     Patch(
         notifications,
         "_get_s3_event",
