@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
+from localcloud.services.lambda_ import asynchronous
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import APPS
 
@@ -315,3 +316,22 @@ def test_the_view_lists_each_event_source_and_names_what_each_invocation_was_giv
     given = {i.given for i in cloud.history.invocations if i.function == recorder}
     assert "EventBridge: jobs.tasks · Task Created" in given
     assert "1 SNS record(s)" in given
+
+
+@pytest.mark.slow  # two accounts, one after the other, and a retry's wait
+def test_a_retry_waiting_when_its_account_stops_never_runs_in_the_next_one() -> None:
+    import time
+
+    template = load(EVENTS_APP / "template.yaml")
+    with started(template=template, stack_name="events-again") as first:
+        lam = first.client("lambda")
+        name = first.function("TaskRefuser").name
+        lam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"first": 1}')
+        deadline = time.monotonic() + 10
+        while not logged(first, "TaskRefuser", "refused") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert logged(first, "TaskRefuser", "refused") == [{"first": 1}]  # its retry waits
+    with started(template=template, stack_name="events-again") as second:
+        time.sleep(sum(asynchronous.RETRY_DELAYS_S) + 1)
+        second.settle_events(30)
+        assert logged(second, "TaskRefuser", "refused") == []

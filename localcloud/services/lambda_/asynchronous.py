@@ -69,8 +69,11 @@ class Event:
     request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     received: float = field(default_factory=time.time)
     attempts: int = 0
+    generation: int = field(default_factory=lambda: _GENERATION)
+    """The account it was queued in (:func:`clear` starts a new one)."""
 
 
+_GENERATION = 0
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Condition()
 _PENDING = 0
@@ -134,8 +137,11 @@ def delivered() -> list[dict[str, Any]]:
 
 
 def clear() -> None:
-    """Forget dead-letter targets and deliveries (a new account)."""
+    """Forget dead-letter targets and deliveries (a new account); an event still queued
+    from the account before (a retry waiting) is dropped, never run in this one."""
+    global _GENERATION
     with _LOCK:
+        _GENERATION += 1
         _DEAD_LETTERS.clear()
         _DELIVERED.clear()
 
@@ -167,6 +173,8 @@ def _run(event: Event, delay_s: float) -> None:
 
 
 def _attempt(event: Event) -> None:
+    if event.generation != _GENERATION:
+        return  # queued in an account that has stopped
     try:
         function = lookup(event.function_name, event.qualifier)
     except KeyError:
