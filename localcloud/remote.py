@@ -37,7 +37,7 @@ from localcloud.account import FAKE_CREDENTIALS
 from localcloud.cloudformation.provider import ACCOUNT_ID
 from localcloud.server.view import PATH as VIEW_PATH
 from localcloud.services.events import delivery, schedules
-from localcloud.text import plain
+from localcloud.text import plain, printable
 
 __all__ = ["RemoteError", "add_parsers", "render_status", "shown", "table"]
 
@@ -372,7 +372,7 @@ def fire_schedule(args: argparse.Namespace) -> int:
                 targets = events.list_targets_by_rule(Rule=args.name)["Targets"]
                 for target in targets:
                     send_to_target(args, target, delivery.target_input(target, event, source))
-                print(f"fired {rule['Arn']}: {len(targets)} target(s)")
+                print(printable(f"fired {rule['Arn']}: {len(targets)} target(s)"))
                 return 0
         scheduler = _client("scheduler", args)
         try:
@@ -384,7 +384,7 @@ def fire_schedule(args: argparse.Namespace) -> int:
         schedule = argparse.Namespace(arn=found["Arn"], target=found["Target"])
         now = datetime.datetime.now(datetime.UTC)
         send_to_target(args, found["Target"], schedules.scheduler_input(schedule, now))
-        print(f"fired {found['Arn']}")
+        print(printable(f"fired {found['Arn']}"))
         return 0
     except EndpointConnectionError as exc:
         raise RemoteError(

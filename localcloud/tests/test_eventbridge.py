@@ -19,7 +19,6 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
-from localcloud.services.lambda_ import asynchronous
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import APPS
 
@@ -179,8 +178,11 @@ def test_input_transformer_quotes_values_outside_strings_and_inlines_them_inside
 
 
 def test_a_disabled_rule_delivers_nothing(cloud: LocalCloud) -> None:
-    put(cloud, "Task Created", {"task": "whole-2"})
-    assert not [e for e in logged(cloud, "TaskRecorder", "received") if e == {"never": True}]
+    answer = put(cloud, "Task Created", {"task": "whole-2"})
+    seen = logged(cloud, "TaskRecorder", "received")
+    # the enabled rule on the same pattern delivered it; the disabled one did not
+    assert [e for e in seen if e.get("id") == answer["Entries"][0]["EventId"]]
+    assert {"never": True} not in seen
 
 
 def test_input_path_reaches_sqs_and_a_constant_input_reaches_sns(cloud: LocalCloud) -> None:
@@ -219,6 +221,12 @@ def test_a_failing_target_is_retried_then_its_record_goes_to_the_on_failure_dest
     assert record["requestPayload"]["detail"] == {"task": "refused-1"}
     assert record["responseContext"]["functionError"] == "Unhandled"
     assert record["responsePayload"]["errorType"] == "ValueError"
+    # the dead-letter queue gets the event too ("in addition to or instead of")
+    (dead,) = received(cloud, "RefusedDeadLettersUrl")
+    assert json.loads(dead["Body"])["detail"] == {"task": "refused-1"}
+    attributes = dead["MessageAttributes"]
+    assert attributes["ErrorMessage"]["StringValue"] == "refused on purpose"
+    assert attributes["RequestID"]["StringValue"] == record["requestContext"]["requestId"]
 
 
 def test_put_events_answers_each_entry_and_a_malformed_one_harms_no_neighbour(
@@ -256,6 +264,8 @@ def test_an_event_invocation_answers_202_then_runs_retries_and_reports_the_failu
     record = json.loads(message["Body"])
     assert record["requestPayload"] == {"queued": "invoke-1"}
     assert record["requestContext"]["condition"] == "RetriesExhausted"
+    (dead,) = received(cloud, "RefusedDeadLettersUrl")
+    assert json.loads(dead["Body"]) == {"queued": "invoke-1"}
 
 
 def test_sns_delivers_its_record_to_a_lambda_subscriber_through_the_filter_policy(
@@ -318,20 +328,53 @@ def test_the_view_lists_each_event_source_and_names_what_each_invocation_was_giv
     assert "1 SNS record(s)" in given
 
 
-@pytest.mark.slow  # two accounts, one after the other, and a retry's wait
-def test_a_retry_waiting_when_its_account_stops_never_runs_in_the_next_one() -> None:
-    import time
+def test_log_group_and_archive_targets_keep_motos_delivery(cloud: LocalCloud) -> None:
+    events, logs = cloud.client("events"), cloud.client("logs")
+    bus = cloud.outputs["TasksBusName"]
+    logs.create_log_group(logGroupName="/events/tasks-archive")
+    events.put_rule(Name="to-log-group", EventBusName=bus, EventPattern=json.dumps(
+        {"source": ["jobs.tasks"], "detail-type": ["Task Logged"]}))  # fmt: skip
+    events.put_targets(
+        Rule="to-log-group",
+        EventBusName=bus,
+        Targets=[
+            {
+                "Id": "log",
+                "Arn": "arn:aws:logs:us-east-1:123456789012:log-group:/events/tasks-archive",
+            }
+        ],
+    )
+    put(cloud, "Task Logged", {"task": "logged-1"})
+    streams = logs.describe_log_streams(logGroupName="/events/tasks-archive")["logStreams"]
+    messages = [
+        e["message"]
+        for s in streams
+        for e in logs.get_log_events(
+            logGroupName="/events/tasks-archive", logStreamName=s["logStreamName"]
+        )["events"]
+    ]
+    assert any('"logged-1"' in message for message in messages)
 
-    template = load(EVENTS_APP / "template.yaml")
-    with started(template=template, stack_name="events-again") as first:
-        lam = first.client("lambda")
-        name = first.function("TaskRefuser").name
-        lam.invoke(FunctionName=name, InvocationType="Event", Payload=b'{"first": 1}')
-        deadline = time.monotonic() + 10
-        while not logged(first, "TaskRefuser", "refused") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert logged(first, "TaskRefuser", "refused") == [{"first": 1}]  # its retry waits
-    with started(template=template, stack_name="events-again") as second:
-        time.sleep(sum(asynchronous.RETRY_DELAYS_S) + 1)
-        second.settle_events(30)
-        assert logged(second, "TaskRefuser", "refused") == []
+
+def test_a_deleted_lambda_subscriber_fails_neither_publish_nor_the_other_subscribers(
+    cloud: LocalCloud,
+) -> None:
+    sns, sqs, lam = cloud.client("sns"), cloud.client("sqs"), cloud.client("lambda")
+    topic = sns.create_topic(Name="events-app-mixed")["TopicArn"]
+    queue = sqs.create_queue(QueueName="events-app-mixed")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
+        "Attributes"]["QueueArn"]  # fmt: skip
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("index.py", "def handler(event, context):\n    return event\n")
+    role = lam.get_function_configuration(FunctionName=cloud.function("TaskRecorder").name)
+    gone = lam.create_function(
+        FunctionName="events-app-gone", Runtime="python3.13", Role=role["Role"],
+        Handler="index.handler", Code={"ZipFile": archive.getvalue()},
+    )["FunctionArn"]  # fmt: skip
+    sns.subscribe(TopicArn=topic, Protocol="lambda", Endpoint=gone)
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    lam.delete_function(FunctionName="events-app-gone")
+    assert "MessageId" in sns.publish(TopicArn=topic, Message="still delivered")
+    (message,) = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=2)["Messages"]
+    assert json.loads(message["Body"])["Message"] == "still delivered"

@@ -105,6 +105,10 @@ def test_the_clock_fires_each_schedule_when_it_is_due(cloud: LocalCloud) -> None
         ("cron(0 9 L * ? *)", "2026-12-03T10:00:00", "2026-12-31T09:00:00"),
         ("cron(0 9 ? * 6#3 *)", "2026-12-03T10:00:00", "2026-12-18T09:00:00"),
         ("cron(0 0 1 1 ? 2028)", "2026-12-03T10:00:00", "2028-01-01T00:00:00"),
+        ("cron(0 10 ? * 6L *)", "2026-12-03T10:00:00", "2026-12-25T10:00:00"),  # last Friday
+        ("cron(0 * * * ? 2027)", "2026-01-02T10:00:00", "2027-01-01T00:00:00"),
+        ("cron(0 0 1 1 ? */2)", "2026-12-03T10:00:00", "2028-01-01T00:00:00"),
+        ("cron(0 0 1 1 ? 2026-2027)", "2027-06-03T10:00:00", None),
         ("at(2026-12-24T18:00:00)", "2026-12-03T10:00:00", "2026-12-24T18:00:00"),
         ("at(2026-12-01T18:00:00)", "2026-12-03T10:00:00", None),
     ],
@@ -134,6 +138,7 @@ def test_a_schedule_in_a_time_zone_fires_at_its_local_time() -> None:
         ("cron(0 12 15W * ? *)", "W (nearest weekday)"),
         ("cron(0 12 ? * 8 *)", "day-of-week 8 is not 1-7"),
         ("every 5 minutes", "is not rate"),
+        ("cron(0 12 ? * MON next)", "the year field"),
     ],
 )
 def test_an_expression_eventbridge_refuses_is_refused_by_name(expression: str, reason: str) -> None:

@@ -15,8 +15,9 @@ moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
   (``StartExecution``, the input as the execution's input) and another bus; the input is
   ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value) or
   ``InputTransformer`` (:func:`transformed`), else the event itself, with ``time`` as
-  ISO 8601 (``2026-12-03T18:01:55Z``). Source: "Amazon EventBridge targets" and
-  "Transforming target input" in the EventBridge user guide.
+  ISO 8601 (``2026-12-03T18:01:55Z``); log groups, archives and API destinations keep
+  moto's own delivery. A failed delivery is said on the server's output. Source: "Amazon
+  EventBridge targets" and "Transforming target input" in the EventBridge user guide.
 - the event pattern: moto does not look into arrays of objects (``"detail": {"items":
   [{"sku": "a"}]}``); EventBridge matches a pattern field against every value of such an
   array ("Arrays in Amazon EventBridge event patterns"). A boolean is not a number to a
@@ -31,7 +32,7 @@ it then, with the ``ERROR_CODE`` and ``ERROR_MESSAGE`` attributes).
 
 from __future__ import annotations
 
-import contextlib
+import copy
 import datetime
 import json
 import re
@@ -47,6 +48,7 @@ from moto.events.responses import EventsHandler
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
+from localcloud.text import say
 
 
 class Source(Protocol):
@@ -93,15 +95,16 @@ def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Source
     """``InputTransformer``'s output for ``event``: each ``<name>`` of ``InputTemplate``
     replaced by the value its ``InputPathsMap`` path finds, as EventBridge documents it:
     inside a JSON string the text of the value (escaped), elsewhere its JSON (a string
-    quoted, a missing value ``null``). The reserved ``<aws.events.event>`` (the event),
-    ``<aws.events.event.json>``, ``<aws.events.rule-arn>``, ``<aws.events.rule-name>``
-    and ``<aws.events.event.ingestion-time>`` are known too.
+    quoted, a missing value ``null``). The reserved ``<aws.events.event>`` (the event
+    without its ``detail``), ``<aws.events.event.json>`` (the whole event),
+    ``<aws.events.rule-arn>``, ``<aws.events.rule-name>`` and
+    ``<aws.events.event.ingestion-time>`` are known too.
     """
     values: dict[str, Any] = {
         name: path_value(str(path), event)
         for name, path in (transformer.get("InputPathsMap") or {}).items()
     }
-    values.setdefault("aws.events.event", event)
+    values.setdefault("aws.events.event", {k: v for k, v in event.items() if k != "detail"})
     values.setdefault("aws.events.event.json", event)
     values.setdefault("aws.events.rule-arn", rule.arn)
     values.setdefault("aws.events.rule-name", rule.name)
@@ -190,13 +193,17 @@ def deliver(rule: Source, target: dict[str, Any], event: dict[str, Any]) -> None
         else:
             raise ValueError(f"{arn}: the local cloud delivers to no such target")
     except Exception as exc:  # noqa: BLE001 - any refusal is the target's failure
-        _dead_letter(target, event, exc)
+        if not _dead_letter(target, event, exc):
+            say(
+                f"[events] {arn}: not delivered ({type(exc).__name__}: {exc}); the event is dropped"
+            )
 
 
-def _dead_letter(target: dict[str, Any], event: dict[str, Any], exc: Exception) -> None:
+def _dead_letter(target: dict[str, Any], event: dict[str, Any], exc: Exception) -> bool:
+    """Send the event to the target's dead-letter queue; whether it has one."""
     queue = str((target.get("DeadLetterConfig") or {}).get("Arn") or "")
     if not queue.startswith("arn:aws:sqs:"):
-        return
+        return False
     from moto.sqs.models import sqs_backends
 
     _, _, _, region, account, name = queue.split(":", 5)
@@ -206,13 +213,27 @@ def _dead_letter(target: dict[str, Any], event: dict[str, Any], exc: Exception) 
         "ERROR_CODE": {"DataType": "String", "StringValue": type(exc).__name__},
         "ERROR_MESSAGE": {"DataType": "String", "StringValue": str(exc)[:256] or "failed"},
     }
-    with contextlib.suppress(Exception):  # a missing DLQ loses the event, as on AWS
+    try:
         sqs_backends[account][region].send_message(
             name, json.dumps(event), message_attributes=attributes
         )
+    except Exception as failed:  # noqa: BLE001 - a missing DLQ loses the event, as on AWS
+        say(f"[events] dead-letter queue {queue}: {failed}; the event is dropped")
+    return True
 
 
-def _send_to_targets(_original: Method) -> Method:
+def delivered_here(arn: str) -> bool:
+    """Whether this module delivers to the target ``arn`` (else moto's own delivery
+    does: log groups, archives, API destinations)."""
+    parts = arn.split(":", 5)
+    if len(parts) < 6:
+        return False
+    if parts[2] in ("lambda", "sqs", "sns", "states"):
+        return True
+    return parts[2] == "events" and parts[5].startswith("event-bus/")
+
+
+def _send_to_targets(original: Method) -> Method:
     def send_to_targets(
         self: Rule, original_event: dict[str, Any], transform_input: bool = True
     ) -> None:
@@ -220,8 +241,17 @@ def _send_to_targets(_original: Method) -> Method:
             return  # disabled, or a schedule rule: events on the bus are not for it
         if not self.event_pattern.matches_event(original_event):  # type: ignore[arg-type]
             return
+        others = [t for t in self.targets if not delivered_here(str(t["Arn"]))]
+        if others:  # log groups, archives, API destinations: moto's own delivery
+            moto_rule = copy.copy(self)
+            moto_rule.targets = others
+            original(moto_rule, original_event, transform_input)
         event = public_event(original_event)
-        targets = [dict(target, _rule_arn=self.arn) for target in self.targets]
+        targets = [
+            dict(target, _rule_arn=self.arn)
+            for target in self.targets
+            if delivered_here(str(target["Arn"]))
+        ]
         if not targets:
             return
 

@@ -153,10 +153,9 @@ class ScheduleProvider(Provider):
             "FlexibleTimeWindow",
             "Target",
             "State",
-            "StartDate",
-            "EndDate",
         }
     )
+    """``StartDate`` and ``EndDate`` are refused by name: the clock does not apply them."""
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         name = str(properties.get("Name") or physical_name(stack, logical_id, 64))
@@ -169,12 +168,11 @@ class ScheduleProvider(Provider):
             ["sqs"],
             ["sns"],
             ["states"],
-            ["events"],
         ):
             raise UnsupportedTemplate(
                 f"{logical_id}.Target.Arn",
-                "only Lambda, SQS, SNS, Step Functions and EventBridge targets are delivered "
-                "locally (universal targets, arn:aws:scheduler:::aws-sdk:…, are not)",
+                "only Lambda, SQS, SNS and Step Functions targets are delivered locally (an "
+                "event bus and the universal targets, arn:aws:scheduler:::aws-sdk:…, are not)",
             )
         kwargs: dict[str, Any] = {
             "Name": name,

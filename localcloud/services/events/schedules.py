@@ -10,9 +10,10 @@ Expressions, as EventBridge documents them ("Schedule types on EventBridge Sched
 - ``rate(N unit)``: ``minute``/``hour``/``day`` for 1, the plural otherwise; the first
   firing ``N`` units after the schedule is seen, then every ``N`` units;
 - ``cron(minutes hours day-of-month month day-of-week year)``: six fields, one of the two
-  day fields ``?``; day-of-week ``1``-``7`` is Sunday-Saturday (or ``SUN``-``SAT``),
-  ``L`` and ``#`` as croniter reads them; ``W`` is refused by name (croniter has no
-  nearest-weekday rule);
+  day fields ``?``; day-of-week ``1``-``7`` is Sunday-Saturday (or ``SUN``-``SAT``);
+  ``L`` (the month's last day, or ``6L`` its last Friday) and ``#`` (``6#3``, the third
+  Friday); a year, range, list or step (``*/2``) up to 2199; ``W`` is refused by name
+  (croniter has no nearest-weekday rule);
 - ``at(yyyy-mm-ddThh:mm:ss)`` (Scheduler only): once.
 
 A rule's target receives the scheduled event (``detail-type`` ``Scheduled Event``, source
@@ -38,6 +39,7 @@ from typing import Any, Final
 from croniter import croniter
 
 from localcloud.services.events import delivery
+from localcloud.text import say
 
 _RATE: Final = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
 _CRON: Final = re.compile(r"^cron\((.+)\)$")
@@ -72,23 +74,40 @@ class Expression:
             once = self.at.replace(tzinfo=tz).astimezone(datetime.UTC)
             return once if once > moment else None
         assert self.cron is not None
-        iterator = croniter(self.cron, moment.astimezone(tz))
-        for _ in range(2000):
-            when = iterator.get_next(datetime.datetime)
-            if self.year in (None, "*", "?") or _year_matches(self.year, when.year):
+        local = moment.astimezone(tz)
+        for year in _years(self.year or "*", local.year):
+            start = (
+                local
+                if year == local.year
+                else datetime.datetime(year, 1, 1, tzinfo=tz) - datetime.timedelta(seconds=1)
+            )
+            when = croniter(self.cron, start).get_next(datetime.datetime)
+            if when.year == year:
                 return when.astimezone(datetime.UTC)  # type: ignore[no-any-return]
         return None
 
 
-def _year_matches(field: str, year: int) -> bool:
+LAST_YEAR: Final = 2199
+"""The last year a cron expression's year field may name (EventBridge: 1970-2199)."""
+
+
+def _years(field: str, first: int) -> Iterator[int]:
+    """The years from ``first`` on that a cron year field (``*``, ``2027``, ``2027-2029``,
+    ``*/2``, ``2026/4``, lists of these) names, in order."""
+    wanted: set[int] = set()
     for part in field.split(","):
-        if "-" in part:
-            low, _, high = part.partition("-")
-            if int(low) <= year <= int(high):
-                return True
-        elif part.isdigit() and int(part) == year:
-            return True
-    return False
+        base, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if base in ("*", "?"):
+            low, high = (1970 if step_text else first), LAST_YEAR
+        elif "-" in base:
+            low_text, _, high_text = base.partition("-")
+            low, high = int(low_text), int(high_text)
+        else:
+            low = int(base)
+            high = LAST_YEAR if step_text else low
+        wanted.update(range(low, high + 1, step))
+    yield from sorted(year for year in wanted if first <= year <= LAST_YEAR)
 
 
 def _day_of_week(field: str) -> str:
@@ -100,6 +119,9 @@ def _day_of_week(field: str) -> str:
             raise ScheduleError(f"day-of-week {number} is not 1-7 (SUN-SAT)")
         return str(number - 1)
 
+    last = re.fullmatch(r"(\d)L", field)
+    if last:  # the last such day of the month: croniter writes it L<day>
+        return f"L{shift(re.match(r'\d', last.group(1)))}"  # type: ignore[arg-type]
     head, sep, nth = field.partition("#")
     return re.sub(r"\d+", shift, head) + sep + nth
 
@@ -132,6 +154,12 @@ def parse(text: str) -> Expression:
         cron = " ".join([minutes, hours, "*" if day == "?" else day, month, weekday])
         if not croniter.is_valid(cron):
             raise ScheduleError(f"{text}: not a cron expression EventBridge takes")
+        try:
+            list(_years(year, 1970))
+        except ValueError:
+            raise ScheduleError(
+                f"{text}: the year field {year!r} is not a year, range or step"
+            ) from None
         return Expression(text, cron=cron, year=year)
     raise ScheduleError(f"{text!r} is not rate(…), cron(…) or at(…)")
 
@@ -194,10 +222,15 @@ def fire_rule(rule: Any, account_id: str, region: str) -> None:
 
 
 def fire_schedule(schedule: Any, scheduled: datetime.datetime | None = None) -> None:
-    """Send the schedule's target its input."""
+    """Send the schedule's target its input (with its ``SqsParameters`` and
+    ``DeadLetterConfig``)."""
     when = scheduled or datetime.datetime.now(datetime.UTC)
-    text = scheduler_input(schedule, when)
-    delivery.deliver(schedule, {"Arn": schedule.target["Arn"], "Input": text}, {})
+    target = {
+        key: value
+        for key, value in schedule.target.items()
+        if key in ("Arn", "SqsParameters", "DeadLetterConfig")
+    }
+    delivery.deliver(schedule, {**target, "Input": scheduler_input(schedule, when)}, {})
 
 
 def fire(account_id: str, name: str, *, group: str | None = None) -> str:
@@ -272,6 +305,7 @@ class Clock:
             except ScheduleError as exc:
                 self._due[key] = None
                 self.problems.append(f"{key[0]}: {exc}")
+                say(f"[schedules] {key[0]}: {exc}; it does not fire locally")
             return False
         due = self._due[key]
         if due is None or due > now:
@@ -287,6 +321,7 @@ class Clock:
                 problem = f"schedules: {type(exc).__name__}: {exc}"
                 if problem not in self.problems:
                     self.problems.append(problem)
+                    say(f"[{problem}] (said once; the clock keeps going)")
 
 
 __all__ = [

@@ -13,7 +13,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
   (60-21600; 21600 when none is set);
 - an event that succeeded goes to ``DestinationConfig.OnSuccess``; one whose retries are
   spent (``RetriesExhausted``) or that grew too old (``EventAgeExceeded``) goes to
-  ``DestinationConfig.OnFailure`` as an invocation record, or else to the function's
+  ``DestinationConfig.OnFailure`` as an invocation record, and to the function's
   dead-letter queue (``DeadLetterConfig.TargetArn``, SQS or SNS) as the event itself with
   the ``RequestID``, ``ErrorCode`` and ``ErrorMessage`` attributes;
 - a destination is an SQS queue, an SNS topic, another function (asynchronously) or an
@@ -43,6 +43,7 @@ from localcloud.services.lambda_.runtime import (
     invoke_through_api,
     lookup,
 )
+from localcloud.text import say
 
 RETRY_DELAYS_S: Final = (1.0, 2.0)
 """Seconds before the second and the third attempt (AWS: about 60 and 120)."""
@@ -168,6 +169,11 @@ def _run(event: Event, delay_s: float) -> None:
         if delay_s:
             time.sleep(delay_s)
         _attempt(event)
+    except Exception as exc:  # noqa: BLE001 - said, not lost in a future nobody reads
+        say(
+            f"[lambda] {event.function_name}: asynchronous event {event.request_id} "
+            f"failed in the local cloud: {type(exc).__name__}: {exc}"
+        )
     finally:
         _done()
 
@@ -221,15 +227,16 @@ def _finish(
     wanted = destinations.get("OnFailure" if condition else "OnSuccess") or {}
     target = str(wanted.get("Destination") or "")
     sent_to = ""
+    sent: list[str] = []
     if target:
         record = _record(event, function, invocation, condition)
         _send_record(event, target, record, success=condition is None)
-        sent_to = target
-    elif condition is not None:
-        queue = dead_letter(function.name)
-        if queue:
-            _send_dead_letter(event, queue, invocation, condition)
-            sent_to = queue
+        sent.append(target)
+    queue = dead_letter(function.name) if condition is not None else None
+    if queue:  # a destination is "in addition to or instead of" the dead-letter queue
+        _send_dead_letter(event, queue, invocation, condition or "")
+        sent.append(queue)
+    sent_to = ", ".join(sent)
     with _LOCK:
         _DELIVERED.append(
             {

@@ -27,6 +27,7 @@ import contextlib
 import copy
 import hashlib
 import itertools
+import uuid
 from typing import Any, Final
 from urllib.parse import quote_plus
 
@@ -51,6 +52,13 @@ _REASONS: Final = {
 }
 
 
+_DELETION_TYPES: Final = {
+    "ObjectRemoved:Delete": "Permanently Deleted",
+    "ObjectRemoved:DeleteMarkerCreated": "Delete Marker Created",
+}
+"""``detail.deletion-type`` of an ``Object Deleted`` event (S3's EventBridge detail)."""
+
+
 def sequencer() -> str:
     """An increasing hexadecimal sequencer (S3's orders the events of one key)."""
     return f"{next(_SEQUENCE):016X}"
@@ -59,7 +67,7 @@ def sequencer() -> str:
 def record(event_name: str, bucket: Any, key: Any, configuration_id: str) -> dict[str, Any]:
     """One S3 event record (``eventName`` without the ``s3:`` prefix)."""
     name = event_name.removeprefix("s3:")
-    request_id = hashlib.sha256(f"{bucket.name}/{key.name}/{name}".encode()).hexdigest()[:16]
+    request_id = uuid.uuid4().hex[:16]
     obj: dict[str, Any] = {"key": quote_plus(key.name, safe="/")}  # S3 keeps the slashes
     if name.startswith("ObjectCreated"):
         obj["size"] = key.size
@@ -134,12 +142,11 @@ def _send_event_bridge_message(_original: Method) -> Method:
                     "version": "0",
                     "bucket": {"name": bucket.name},
                     "object": detail_object,
-                    "request-id": record(event_name, bucket, key, "")["responseElements"][
-                        "x-amz-request-id"
-                    ],
+                    "request-id": uuid.uuid4().hex[:16].upper(),
                     "requester": account_id,
                     "source-ip-address": "127.0.0.1",
                     "reason": _REASONS.get(name, name.split(":")[0]),
+                    **({"deletion-type": _DELETION_TYPES[name]} if name in _DELETION_TYPES else {}),
                 },
             }
         )

@@ -24,6 +24,7 @@ from moto.sns.models import Subscription
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
+from localcloud.text import say
 
 
 def lambda_record(subscription: Subscription, notification: dict[str, Any]) -> dict[str, Any]:
@@ -88,12 +89,15 @@ def _publish(original: Method) -> Method:
             message, message_id, subject, message_attributes=message_attributes
         )
         parts = str(self.endpoint).split(":")
-        asynchronous.submit(
-            str(self.endpoint),
-            json.loads(json.dumps(lambda_record(self, notification))),
-            account_id=parts[4],
-            region=parts[3],
-        )
+        try:
+            asynchronous.submit(
+                str(self.endpoint),
+                json.loads(json.dumps(lambda_record(self, notification))),
+                account_id=parts[4],
+                region=parts[3],
+            )
+        except KeyError:  # a deleted function: SNS drops it; Publish and the rest go on
+            say(f"[sns] {self.endpoint}: no such function; the message is not delivered to it")
 
     return publish
 
