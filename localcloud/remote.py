@@ -103,8 +103,11 @@ def render_status(
     table(
         console,
         "Event source mappings",
-        ["source", "function", "batch size", "state"],
-        [[m["source"], m["function"], m["batch_size"], m["state"]] for m in state["mappings"]],
+        ["source", "function", "batch size", "state", "discarded to"],
+        [
+            [m["source"], m["function"], m["batch_size"], m["state"], m.get("on_failure") or "—"]
+            for m in state["mappings"]
+        ],
     )
     table(
         console,

@@ -59,6 +59,7 @@ from localcloud.services.lambda_ import Function
 from localcloud.services.lambda_ import asynchronous as lambda_async
 from localcloud.services.lambda_ import event_source_mappings as mappings
 from localcloud.services.lambda_.permissions import log_group_creator
+from localcloud.services.lambda_.stream_mappings import PollOutcome
 from localcloud.services.logs import Delivery
 from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
 from localcloud.state import Seen, remember
@@ -437,6 +438,18 @@ class LocalCloud:
             TimeoutError: a queue is not empty after ``timeout_s`` seconds.
         """
         return pollers.drain(self, timeout_s=timeout_s, idle_sleep_s=idle_sleep_s)
+
+    def settle_streams(
+        self, *, timeout_s: float = 60.0, idle_sleep_s: float = 0.05
+    ) -> list[PollOutcome]:
+        """Run every enabled Kinesis and DynamoDB stream mapping of the account until it
+        has processed (or discarded, with its retries) every record of its stream
+        (:func:`.pollers.settle_streams`); the polls that invoked or discarded.
+
+        Raises:
+            TimeoutError: a mapping has not caught up after ``timeout_s`` seconds.
+        """
+        return pollers.settle_streams(timeout_s=timeout_s, idle_sleep_s=idle_sleep_s)
 
     def fire_schedule(self, name: str, *, group: str | None = None) -> str:
         """Fire the schedule rule or Scheduler schedule ``name`` now, as its schedule

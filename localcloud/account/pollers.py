@@ -1,5 +1,6 @@
-"""The account's SQS event source mappings seen from a stack and run to the end: the
-pollers of a deployment's mappings, and draining every mapped queue in-process.
+"""The account's event source mappings seen from a stack and run to the end: the pollers
+of a deployment's SQS mappings, draining every mapped queue in-process, and running
+every stream mapping (Kinesis, DynamoDB) until it has caught up with its stream.
 
 May import: :mod:`localcloud.services` (Lambda's mappings, SQS's poller) and
 :mod:`localcloud.state`.
@@ -11,6 +12,7 @@ import time
 
 from localcloud.cloudformation.provider import Deployment
 from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.stream_mappings import PollOutcome, StreamEventSourceMapping
 from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
 from localcloud.state import Target, queue_empty
 
@@ -56,3 +58,26 @@ def drain(target: Target, *, timeout_s: float, idle_sleep_s: float) -> list[Batc
             return outcomes
         time.sleep(idle_sleep_s)
     raise TimeoutError(f"a mapped queue still holds messages after {timeout_s} s")
+
+
+def settle_streams(*, timeout_s: float, idle_sleep_s: float) -> list[PollOutcome]:
+    """Run every enabled stream event source mapping of the account until each has
+    processed or discarded every record of its stream (a batch waiting for a retry is
+    retried when its delay is over; a batching window is not waited for).
+
+    Raises:
+        TimeoutError: a mapping has not caught up after ``timeout_s`` seconds.
+    """
+    outcomes: list[PollOutcome] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        streams = [p for p in mappings.pollers() if isinstance(p, StreamEventSourceMapping)]
+        polled = [stream.poll_once() for stream in streams]
+        busy = [outcome for outcome in polled if outcome.invocations or outcome.discarded]
+        outcomes.extend(busy)
+        if busy:
+            continue
+        if all(stream.caught_up() for stream in streams):
+            return outcomes
+        time.sleep(idle_sleep_s)
+    raise TimeoutError(f"a stream mapping has not caught up after {timeout_s} s")

@@ -51,6 +51,8 @@ EMULATED_EVENTS: Final = {
     "AWS::Serverless::Function": frozenset(
         {
             "SQS",
+            "Kinesis",
+            "DynamoDB",
             "SNS",
             "S3",
             "EventBridgeRule",
@@ -66,9 +68,9 @@ EMULATED_EVENTS: Final = {
     ),
 }
 """The SAM event source types whose events reach a function (or state machine) locally;
-every other type SAM offers (``Kinesis``, ``DynamoDB``, ``CloudWatchLogs``,
-``Cognito``, ``IoTRule``, ``AlexaSkill``, ``MQ``, ``MSK``, ``SelfManagedKafka``,
-``DocumentDB``) is refused by name at deploy rather than deployed silent."""
+every other type SAM offers (``CloudWatchLogs``, ``Cognito``, ``IoTRule``,
+``AlexaSkill``, ``MQ``, ``MSK``, ``SelfManagedKafka``, ``DocumentDB`` …) is refused by
+name at deploy rather than deployed silent."""
 
 
 def refuse_unemulated_events(body: Mapping[str, Any]) -> None:

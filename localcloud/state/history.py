@@ -261,7 +261,12 @@ def _message_of(event: Any, key: Mapping[str, Any]) -> str | None:
     return f"message {records[0].get('messageId')}" if len(records) == 1 else None
 
 
-_RECORD_SOURCES: Final = {"aws:sns": "SNS ", "aws:s3": "S3 "}
+_RECORD_SOURCES: Final = {
+    "aws:sns": "SNS ",
+    "aws:s3": "S3 ",
+    "aws:kinesis": "Kinesis ",
+    "aws:dynamodb": "DynamoDB ",
+}
 """How a batch of records names its source (``aws:sqs`` batches say only their size)."""
 
 

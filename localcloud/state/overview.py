@@ -70,18 +70,41 @@ def queues(target: Target, urls: list[str]) -> list[dict[str, Any]]:
     return found
 
 
+def mapping_source(arn: str) -> str:
+    """What a mapping reads, named for a person: a queue's name, ``<stream> (Kinesis)``,
+    ``<table> (DynamoDB stream)``; any other ARN's resource part."""
+    parts = arn.split(":", 5)
+    if len(parts) < 6:
+        return arn
+    service, resource = parts[2], parts[5]
+    if service == "kinesis" and resource.startswith("stream/"):
+        return f"{resource.split('/', 1)[1]} (Kinesis)"
+    if service == "dynamodb" and "/stream/" in resource:
+        return f"{resource.split('/')[1]} (DynamoDB stream)"
+    return resource
+
+
 def mappings(target: Target) -> list[dict[str, Any]]:
     """The event source mappings (the first :data:`MAPPINGS_SHOWN`): source, function,
-    batch size, state."""
+    batch size, state, where a stream's starting position and discarded batches go."""
     listed = target.client("lambda").list_event_source_mappings(MaxItems=MAPPINGS_SHOWN)
     return [
         {
             "uuid": mapping["UUID"],
-            "source": str(mapping.get("EventSourceArn", "")).rsplit(":", 1)[-1],
+            "source": mapping_source(str(mapping.get("EventSourceArn", ""))),
             "function": str(mapping.get("FunctionArn", "")).rsplit(":", 1)[-1],
             "batch_size": mapping.get("BatchSize"),
             "state": mapping.get("State"),
             "response_types": ", ".join(mapping.get("FunctionResponseTypes") or []),
+            "starting_position": mapping.get("StartingPosition") or "",
+            "on_failure": _short_arn(
+                str(
+                    ((mapping.get("DestinationConfig") or {}).get("OnFailure") or {}).get(
+                        "Destination"
+                    )
+                    or ""
+                )
+            ),
         }
         for mapping in listed.get("EventSourceMappings", [])
     ]

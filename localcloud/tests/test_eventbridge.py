@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -203,6 +204,94 @@ def test_a_state_machine_target_starts_an_execution_with_the_input_path(
         for e in sfn.list_executions(stateMachineArn=arn)["executions"]
     ]
     assert {"task": "flow-1"} in inputs
+
+
+def status_events_until_end(cloud: LocalCloud, execution_arn: str) -> list[dict[str, Any]]:
+    """Every status-change event that reached the rule's queue until the execution
+    ``execution_arn`` ended (or 30 s passed), in arrival order."""
+    deadline = time.monotonic() + 30
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        cloud.settle_events(30)
+        found += [json.loads(m["Body"]) for m in received(cloud, "FlowStatusQueueUrl")]
+        ends = [e for e in found if e["detail"]["executionArn"] == execution_arn]
+        if any(e["detail"]["status"] != "RUNNING" for e in ends):
+            break
+        time.sleep(0.05)
+    return found
+
+
+def statuses(cloud: LocalCloud, execution_arn: str) -> list[dict[str, Any]]:
+    """The status-change events of one execution, until it ended."""
+    found = status_events_until_end(cloud, execution_arn)
+    return [e for e in found if e["detail"]["executionArn"] == execution_arn]
+
+
+def test_a_standard_executions_status_changes_reach_the_default_bus(cloud: LocalCloud) -> None:
+    sfn = cloud.client("stepfunctions")
+    arn = sfn.start_execution(
+        stateMachineArn=cloud.outputs["TaskFlowArn"], name="watched", input='{"a": 1}'
+    )["executionArn"]
+    running, succeeded = statuses(cloud, arn)
+    assert running["source"] == "aws.states"
+    assert running["detail-type"] == "Step Functions Execution Status Change"
+    assert running["resources"] == [arn]
+    assert running["detail"] == {
+        "executionArn": arn,
+        "stateMachineArn": cloud.outputs["TaskFlowArn"],
+        "name": "watched",
+        "status": "RUNNING",
+        "startDate": running["detail"]["startDate"],
+        "stopDate": None,
+        "input": '{"a":1}',
+        "inputDetails": {"included": True},
+        "output": None,
+        "outputDetails": None,
+        "error": None,
+        "cause": None,
+    }
+    described = sfn.describe_execution(executionArn=arn)
+    assert running["detail"]["startDate"] == int(described["startDate"].timestamp() * 1000)
+    done = succeeded["detail"]
+    assert (done["status"], done["output"], done["outputDetails"]) == (
+        "SUCCEEDED",
+        '{"a":1}',
+        {"included": True},
+    )
+    assert done["stopDate"] >= done["startDate"]
+
+
+def test_a_failed_executions_error_and_cause_reach_the_bus(cloud: LocalCloud) -> None:
+    sfn = cloud.client("stepfunctions")
+    arn = sfn.start_execution(stateMachineArn=cloud.outputs["FailingFlowArn"], name="broken")[
+        "executionArn"
+    ]
+    events = statuses(cloud, arn)
+    assert [e["detail"]["status"] for e in events] == ["RUNNING", "FAILED"]
+    failed = events[-1]["detail"]
+    assert (failed["error"], failed["cause"], failed["output"]) == (
+        "Flow.Broken",
+        "broken on purpose",
+        None,
+    )
+
+
+def test_an_express_workflow_sends_no_status_change(cloud: LocalCloud) -> None:
+    sfn = cloud.client("stepfunctions")
+    arn = sfn.start_execution(stateMachineArn=cloud.outputs["QuickFlowArn"], name="quick")[
+        "executionArn"
+    ]
+    standard = sfn.start_execution(stateMachineArn=cloud.outputs["TaskFlowArn"], name="after")[
+        "executionArn"
+    ]
+    assert sfn.describe_execution(executionArn=arn)["status"] in ("RUNNING", "SUCCEEDED")
+    found = status_events_until_end(cloud, standard)  # the express one ran before it
+    found += [json.loads(m["Body"]) for m in received(cloud, "FlowStatusQueueUrl")]
+    assert [e["detail"]["status"] for e in found if e["detail"]["executionArn"] == standard] == [
+        "RUNNING",
+        "SUCCEEDED",
+    ]
+    assert not [e for e in found if e["detail"]["executionArn"] == arn]
 
 
 def test_a_failing_target_is_retried_then_its_record_goes_to_the_on_failure_destination(

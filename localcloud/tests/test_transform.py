@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 import yaml
+from samtranslator.model.sam_resources import SamFunction
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.deployer import function_properties
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import from_body, load
-from localcloud.cloudformation.transform import transform
+from localcloud.cloudformation.transform import EMULATED_EVENTS, transform
 
 
 def app(tmp_path: Path, log_format: str) -> Path:
@@ -104,11 +105,22 @@ def test_a_code_uri_missing_from_the_templates_folder_is_refused_by_name(
         cloud.deploy(template, stack_name="missing-code")
 
 
+def sam_function_event_types() -> list[str]:
+    """Every event type SAM's transform offers a function, from its own resolver."""
+    return sorted(t for t in SamFunction.event_resolver.resource_types if t)
+
+
+def test_the_emulated_event_types_are_sams_own() -> None:
+    assert EMULATED_EVENTS["AWS::Serverless::Function"] <= set(sam_function_event_types())
+    assert {"SQS", "Kinesis", "DynamoDB", "SNS", "S3", "Schedule"} <= EMULATED_EVENTS[
+        "AWS::Serverless::Function"
+    ]
+
+
 @pytest.mark.parametrize(
     "kind",
-    ["Kinesis", "DynamoDB", "CloudWatchLogs", "Cognito", "IoTRule", "AlexaSkill", "MQ",
-     "MSK", "SelfManagedKafka", "DocumentDB"],
-)  # fmt: skip
+    sorted(set(sam_function_event_types()) - EMULATED_EVENTS["AWS::Serverless::Function"]),
+)
 def test_an_event_type_no_service_delivers_locally_is_refused_by_name(kind: str) -> None:
     body = {
         "Transform": "AWS::Serverless-2016-10-31",

@@ -24,6 +24,7 @@ from typing import Final
 
 from localcloud.services.lambda_ import (
     code_links,
+    dispatch,
     event_source_mappings,
     mapping_patches,
     patches,
@@ -82,6 +83,7 @@ SERVICE: Final = Service(
 __all__ = [
     "SERVICE",
     "code_links",
+    "dispatch",
     "Function",
     "InProcessFunction",
     "Invocation",

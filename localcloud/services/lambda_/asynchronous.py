@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from localcloud.services.lambda_.destinations import to_queue, to_topic
 from localcloud.services.lambda_.runtime import (
     Function,
     Invocation,
@@ -279,9 +280,9 @@ def _send_record(event: Event, target: str, record: dict[str, Any], *, success: 
     service = target.split(":")[2] if target.count(":") >= 5 else ""
     body = json.dumps(record)
     if service == "sqs":
-        _to_queue(target, body, {})
+        to_queue(target, body, {})
     elif service == "sns":
-        _to_topic(target, body)
+        to_topic(target, body)
     elif service == "lambda":
         submit(target, record, account_id=event.account_id, region=target.split(":")[3])
     elif service == "events":
@@ -315,23 +316,9 @@ def _send_dead_letter(
     }
     body = json.dumps(event.payload)
     if target.split(":")[2] == "sns":
-        _to_topic(target, body, attributes)
+        to_topic(target, body, attributes)
     else:
-        _to_queue(target, body, attributes)
-
-
-def _to_queue(arn: str, body: str, attributes: dict[str, Any]) -> None:
-    from moto.sqs.models import sqs_backends
-
-    _, _, _, region, account, name = arn.split(":", 5)
-    sqs_backends[account][region].send_message(name, body, message_attributes=attributes)
-
-
-def _to_topic(arn: str, body: str, attributes: dict[str, Any] | None = None) -> None:
-    from moto.sns.models import sns_backends
-
-    _, _, _, region, account, _ = arn.split(":", 5)
-    sns_backends[account][region].publish(body, arn=arn, message_attributes=attributes or {})
+        to_queue(target, body, attributes)
 
 
 __all__ = [

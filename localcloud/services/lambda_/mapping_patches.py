@@ -1,10 +1,16 @@
 """moto's event source mapping API, answering as Lambda does.
 
-- ``LambdaBackend.create_event_source_mapping``: a batch size over 10 needs a batching
-  window; a second mapping of the same event source and function is refused with 409
-  ``ResourceConflictException`` naming the existing mapping's UUID (moto accepts it); moto's
-  own SQS trigger (one record per call, partial batch responses ignored) never runs: the
-  account polls every mapping (:mod:`.event_source_mappings`).
+- ``LambdaBackend.create_event_source_mapping``: an SQS batch size over 10 needs a
+  batching window; a second mapping of the same event source and function is refused with
+  409 ``ResourceConflictException`` naming the existing mapping's UUID (moto accepts it);
+  a stream (Kinesis, DynamoDB) needs a ``StartingPosition`` (moto takes ``TRIM_HORIZON``),
+  a queue takes none, and the stream-only settings (``MaximumRetryAttempts``,
+  ``MaximumRecordAgeInSeconds``, ``BisectBatchOnFunctionError``,
+  ``ParallelizationFactor``, ``DestinationConfig``) are refused on a queue and checked
+  against their ranges (:func:`check_settings`); moto's own triggers (SQS: one record
+  per call, partial batch responses ignored; Kinesis and DynamoDB: every record at once,
+  the DynamoDB stream emptied afterwards) never run: the account polls every mapping
+  (:mod:`.event_source_mappings`).
 - ``update_event_source_mapping`` and ``delete_event_source_mapping``: an unknown UUID is
   404 ``ResourceNotFoundException`` (moto answers a bare ``404 {}`` that the AWS CLI prints
   as success); a deleted mapping stops polling.
@@ -25,6 +31,8 @@ from typing import Any, Final
 from moto.awslambda.exceptions import GenericResourcNotFound
 from moto.awslambda.models import EventSourceMapping, LambdaBackend
 from moto.core.exceptions import JsonRESTError
+from moto.dynamodb.models import dynamodb_backends
+from moto.kinesis.models import kinesis_backends
 from moto.sqs.models import sqs_backends
 
 from localcloud.patches.registry import Method, Patch
@@ -77,15 +85,123 @@ def _alias_in(reference: str) -> str | None:
     return qualifier
 
 
-def _check_batching(spec: Mapping[str, Any], current: Any = None) -> None:
-    batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
-    window = spec.get("MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None))
-    if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
-        raise JsonRESTError(
-            "InvalidParameterValueException",
-            "Maximum batch window in seconds must be greater than 0 if maximum batch size is "
-            "greater than 10",
+STREAM_SERVICES: Final = ("kinesis", "dynamodb")
+"""The services whose event sources are streams (``StartingPosition`` and the rest)."""
+STREAM_ONLY: Final = (
+    "StartingPosition",
+    "StartingPositionTimestamp",
+    "MaximumRetryAttempts",
+    "MaximumRecordAgeInSeconds",
+    "BisectBatchOnFunctionError",
+    "ParallelizationFactor",
+    "DestinationConfig",
+    "TumblingWindowInSeconds",
+)
+"""Settings Lambda takes for a stream's mapping only (the API reference marks each
+"(Kinesis, DynamoDB Streams …)")."""
+RANGES: Final = {
+    "BatchSize": (1, 10000),
+    "MaximumBatchingWindowInSeconds": (0, 300),
+    "MaximumRetryAttempts": (-1, 10000),
+    "MaximumRecordAgeInSeconds": (-1, 604800),
+    "ParallelizationFactor": (1, 10),
+}
+"""Each number's range in the Lambda API's model (CreateEventSourceMapping)."""
+NOT_EMULATED: Final = ("TumblingWindowInSeconds", "FilterCriteria")
+"""Settings that change what a function receives and that the local cloud does not
+emulate: refused by name rather than ignored."""
+
+
+def _invalid(message: str) -> JsonRESTError:
+    return JsonRESTError("InvalidParameterValueException", message)
+
+
+def _out_of_range(name: str, value: Any) -> JsonRESTError | None:
+    """The Lambda API's own validation error for a number outside its model's range."""
+    low, high = RANGES[name]
+    member = name[0].lower() + name[1:]
+    if int(value) < low:
+        bound = f"greater than or equal to {low}"
+    elif int(value) > high:
+        bound = f"less than or equal to {high}"
+    else:
+        return None
+    return JsonRESTError(
+        "ValidationException",
+        f"1 validation error detected: Value '{value}' at '{member}' failed to satisfy "
+        f"constraint: Member must have value {bound}",
+    )
+
+
+def _source_service(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def check_settings(spec: Mapping[str, Any], source_arn: str, current: Any = None) -> None:
+    """Refuse the settings Lambda refuses for a mapping of ``source_arn`` (``current``:
+    the mapping being updated, whose settings ``spec`` changes).
+
+    Raises:
+        JsonRESTError: ``InvalidParameterValueException`` (a setting the source does not
+            take, a missing or unknown starting position, an SQS batch over 10 without a
+            window, a destination that is not an SQS queue or SNS topic, a setting the
+            local cloud does not emulate) or ``ValidationException`` (a number out of
+            its range), each naming the setting.
+    """
+    service = _source_service(source_arn)
+    stream = service in STREAM_SERVICES
+    for name, value in spec.items():
+        if name in RANGES and value is not None:
+            error = _out_of_range(name, value)
+            if error is not None:
+                raise error
+        if name in NOT_EMULATED and value:
+            raise _invalid(
+                f"{name} is not emulated locally: the local cloud delivers every record "
+                "(docs/local-cloud.md)"
+            )
+        if not stream and name in STREAM_ONLY and value is not None:
+            raise _invalid(
+                f"{name} is not valid for {service.upper() or 'this'} event sources: it "
+                "applies to Kinesis and DynamoDB Streams mappings only"
+            )
+    if stream and current is None:
+        position = spec.get("StartingPosition")
+        if not position:
+            raise _invalid(
+                "StartingPosition is required for a Kinesis or DynamoDB Streams event "
+                "source: TRIM_HORIZON, LATEST (or AT_TIMESTAMP for Kinesis)"
+            )
+        allowed = ("TRIM_HORIZON", "LATEST", "AT_TIMESTAMP")
+        if position not in allowed or (position == "AT_TIMESTAMP" and service != "kinesis"):
+            raise _invalid(f"Unsupported starting position {position} for {service} streams")
+        if (position == "AT_TIMESTAMP") != (spec.get("StartingPositionTimestamp") is not None):
+            raise _invalid(
+                "StartingPositionTimestamp is required with StartingPosition AT_TIMESTAMP, "
+                "and only with it"
+            )
+    age = spec.get("MaximumRecordAgeInSeconds")
+    if age is not None and int(age) != -1 and int(age) < 60:
+        raise _invalid(
+            f"MaximumRecordAgeInSeconds {age} is out of range: -1 (infinite) or 60 to 604800"
         )
+    destination = ((spec.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+    if destination and _source_service(str(destination)) not in ("sqs", "sns"):
+        raise _invalid(
+            f"On-failure destination {destination} is not emulated locally: an SQS queue or "
+            "an SNS topic (an S3 bucket or a Kafka topic is not)"
+        )
+    if service == "sqs":
+        batch_size = spec.get("BatchSize", getattr(current, "batch_size", None))
+        window = spec.get(
+            "MaximumBatchingWindowInSeconds", getattr(current, "max_batch_window", None)
+        )
+        if batch_size is not None and int(batch_size) > 10 and not (window and int(window) >= 1):
+            raise _invalid(
+                "Maximum batch window in seconds must be greater than 0 if maximum batch size "
+                "is greater than 10"
+            )
 
 
 def _existing(backend: LambdaBackend, spec: Mapping[str, Any]) -> EventSourceMapping | None:
@@ -116,16 +232,12 @@ def _existing(backend: LambdaBackend, spec: Mapping[str, Any]) -> EventSourceMap
 
 def _create_mapping(original: Method) -> Method:
     def create_event_source_mapping(self: LambdaBackend, spec: dict[str, Any]) -> Any:
-        _check_batching(spec)
+        check_settings(spec, str(spec.get("EventSourceArn", "")))
         existing = _existing(self, spec)
         if existing is not None:
             raise MappingExists(existing, function_name_of(existing.function_arn))
         esm = original(self, spec)
-        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
-            if queue.queue_arn == esm.event_source_arn:
-                # moto would invoke the function itself on every SendMessage, one record
-                # at a time, and delete the message whatever the response: we poll.
-                queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+        _silence_moto_trigger(self, esm)
         alias = _alias_in(str(spec.get("FunctionName", "")))
         if alias is not None:  # moto stored the version the alias points to now
             esm.function_arn = f"{esm.function_arn.rsplit(':', 1)[0]}:{alias}"
@@ -133,6 +245,23 @@ def _create_mapping(original: Method) -> Method:
         return esm
 
     return create_event_source_mapping
+
+
+def _silence_moto_trigger(backend: LambdaBackend, esm: EventSourceMapping) -> None:
+    """Take the mapping out of moto's own triggers: moto would invoke the function itself
+    on every SendMessage, PutRecord or table write (one record at a time for SQS,
+    deleting the message whatever the response; every DynamoDB stream record at once,
+    emptying the stream): the account polls instead."""
+    account, region = backend.account_id, backend.region_name
+    for queue in sqs_backends[account][region].queues.values():
+        if queue.queue_arn == esm.event_source_arn:
+            queue.lambda_event_source_mappings.pop(esm.function_arn, None)
+    for table in dynamodb_backends[account][region].tables.values():
+        if esm.event_source_arn.startswith(f"{table.table_arn}/stream/"):
+            table.lambda_event_source_mappings.pop(esm.function_arn, None)
+    for stream in kinesis_backends[account][region].streams.values():
+        if stream.arn == esm.event_source_arn:
+            stream.lambda_event_source_mappings.pop(esm.event_source_arn, None)
 
 
 def _known(backend: LambdaBackend, uuid: str) -> EventSourceMapping:
@@ -144,7 +273,8 @@ def _known(backend: LambdaBackend, uuid: str) -> EventSourceMapping:
 
 def _update_mapping(original: Method) -> Method:
     def update_event_source_mapping(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> Any:
-        _check_batching(spec, _known(self, uuid))
+        current = _known(self, uuid)
+        check_settings(spec, current.event_source_arn, current)
         return original(self, uuid, spec)
 
     return update_event_source_mapping
@@ -179,15 +309,15 @@ PATCHES: Final = (
         "create_event_source_mapping",
         ("self", "spec"),
         _create_mapping,
-        "one mapping per source and function, as on AWS; the local cloud polls, moto's "
-        "own trigger must not run",
+        "one mapping per source and function, as on AWS; the settings Lambda refuses are "
+        "refused; the local cloud polls, moto's own triggers must not run",
     ),
     Patch(
         LambdaBackend,
         "update_event_source_mapping",
         ("self", "uuid", "spec"),
         _update_mapping,
-        "an unknown UUID is ResourceNotFoundException; a batch size over 10 needs a window",
+        "an unknown UUID is ResourceNotFoundException; the settings Lambda refuses are refused",
     ),
     Patch(
         LambdaBackend,

@@ -188,9 +188,33 @@ def _package(
 
 
 class EventSourceMappingProvider(Provider):
+    """``AWS::Lambda::EventSourceMapping`` through ``CreateEventSourceMapping``, whose
+    checks (:mod:`.mapping_patches`) refuse what Lambda refuses, naming the setting."""
+
     TYPE = "AWS::Lambda::EventSourceMapping"
     PROPERTIES = frozenset(
-        {"EventSourceArn", "FunctionName", "BatchSize", "FunctionResponseTypes", "Enabled"}
+        {
+            "EventSourceArn",
+            "FunctionName",
+            "BatchSize",
+            "FunctionResponseTypes",
+            "Enabled",
+            "MaximumBatchingWindowInSeconds",
+            "StartingPosition",
+            "StartingPositionTimestamp",
+            "MaximumRetryAttempts",
+            "MaximumRecordAgeInSeconds",
+            "BisectBatchOnFunctionError",
+            "ParallelizationFactor",
+            "DestinationConfig",
+        }
+    )
+    _NUMBERS = (
+        "BatchSize",
+        "MaximumBatchingWindowInSeconds",
+        "MaximumRetryAttempts",
+        "MaximumRecordAgeInSeconds",
+        "ParallelizationFactor",
     )
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
@@ -205,14 +229,31 @@ class EventSourceMappingProvider(Provider):
             )
         enabled = flag(properties.get("Enabled", True))
         if not enabled:
-            stack.notes.append(f"{logical_id}: Enabled is false, so nothing polls its queue")
-        uuid = stack.client("lambda").create_event_source_mapping(
-            FunctionName=str(properties["FunctionName"]),
-            EventSourceArn=source,
-            BatchSize=int(properties.get("BatchSize", 10)),
-            FunctionResponseTypes=list(properties.get("FunctionResponseTypes", [])),
-            Enabled=enabled,
-        )["UUID"]
+            stack.notes.append(f"{logical_id}: Enabled is false, so nothing polls its source")
+        kwargs: dict[str, Any] = {
+            "FunctionName": str(properties["FunctionName"]),
+            "EventSourceArn": source,
+            "FunctionResponseTypes": list(properties.get("FunctionResponseTypes", [])),
+            "Enabled": enabled,
+        }
+        for name in self._NUMBERS:
+            if name in properties:
+                kwargs[name] = int(properties[name])
+        if "BisectBatchOnFunctionError" in properties:
+            kwargs["BisectBatchOnFunctionError"] = flag(properties["BisectBatchOnFunctionError"])
+        if "StartingPosition" in properties:
+            kwargs["StartingPosition"] = str(properties["StartingPosition"])
+        if "StartingPositionTimestamp" in properties:
+            kwargs["StartingPositionTimestamp"] = float(properties["StartingPositionTimestamp"])
+        destination = properties.get("DestinationConfig")
+        if destination is not None:
+            refuse_unknown(
+                dict(destination), {"OnFailure"}, f"{logical_id}.DestinationConfig", self.TYPE
+            )
+            kwargs["DestinationConfig"] = {
+                "OnFailure": {"Destination": str(destination["OnFailure"]["Destination"])}
+            }
+        uuid = stack.client("lambda").create_event_source_mapping(**kwargs)["UUID"]
         stack.refs[logical_id] = uuid
 
     def delete(self, stack: Deployment, logical_id: str) -> None:

@@ -44,12 +44,12 @@ from localcloud.services.lambda_ import (
     Function,
     Invocation,
     Throttled,
+    dispatch,
     event_source_mappings,
     lookup,
 )
-from localcloud.services.sqs import dispatch
+from localcloud.services.lambda_.dispatch import PROBLEM_BACKOFF_S
 from localcloud.services.sqs.batches import MAX_RECEIVE, judge_response, record, split_by_payload
-from localcloud.services.sqs.dispatch import PROBLEM_BACKOFF_S
 from localcloud.text import say
 
 if TYPE_CHECKING:
@@ -204,8 +204,9 @@ class SqsEventSourceMapping:
     # --- background polling (server mode) --------------------------------------------
 
     def start(self, idle_wait_seconds: float = 0.2) -> None:
-        """Poll from now on, on the account's one dispatcher (:mod:`.dispatch`), which
-        looks at the queue every ``idle_wait_seconds`` while it is empty."""
+        """Poll from now on, on the account's one dispatcher
+        (:mod:`localcloud.services.lambda_.dispatch`), which looks at the queue every
+        ``idle_wait_seconds`` while it is empty."""
         self._stop.clear()
         self._idle_wait = idle_wait_seconds
         dispatch.dispatcher(idle_wait_seconds).add(self)
@@ -215,7 +216,7 @@ class SqsEventSourceMapping:
         self._stop.set()
         dispatch.dispatcher().remove(self)
 
-    def has_messages(self) -> bool:
+    def ready(self) -> bool:
         """Whether the queue holds a message it would give now, read from moto's memory
         (no request made; a queue that is gone answers yes, so the poll reports it)."""
         _, _, _, region, account, name = self.queue_arn.split(":", 5)

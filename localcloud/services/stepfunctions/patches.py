@@ -49,6 +49,7 @@ from moto.stepfunctions.responses import StepFunctionResponse
 from localcloud.patches.registry import Method, Patch, PatchMismatch
 from localcloud.services.stepfunctions.refusals import check_execution_input
 from localcloud.services.stepfunctions.reports import report_end
+from localcloud.services.stepfunctions.status_events import status_changed
 
 NAME_MAX_LENGTH = 80
 """StartExecution ``name``: shape ``Name``, length 1-80 (API reference, botocore model)."""
@@ -215,6 +216,7 @@ def _parser_execution_stop(original: Method) -> Method:
         state = env.program_state()
         if isinstance(state, ProgramStopped):
             _record_stop(self, state)
+            status_changed(self)
 
     return stop
 
@@ -230,6 +232,7 @@ def _reflect_execution_status(original: Method) -> Method:
         if isinstance(state, ProgramStopped):
             _record_stop(self.execution, state)
         report_end(self.execution)
+        status_changed(self.execution)
 
     return reflect
 
@@ -306,7 +309,8 @@ PATCHES: Final = (
         "_reflect_execution_status",
         ("self",),
         _reflect_execution_status,
-        "an aborted execution keeps its stop's error and cause; a failed one is said once",
+        "an aborted execution keeps its stop's error and cause; a failed one is said once; "
+        "the end reaches EventBridge as AWS's status-change event",
     ),
 )
 CHECKS: Final = (parser_backend_inherits_stop_execution,)

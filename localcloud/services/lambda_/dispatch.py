@@ -1,15 +1,17 @@
-"""Every SQS event source mapping of a served account, polled by one thread.
+"""Every event source mapping of a served account (a queue's, a stream's), polled by one
+thread.
 
-Lambda's pollers long-poll their queues: an idle mapping costs nothing. A thread per
-mapping that receives every 0.2 s does not scale (100 idle mappings burnt a whole core
-and about 190 threads), so one :class:`Dispatcher` watches every mapping's queue in
-moto's memory (a count of its visible messages, no request made) every
-``tick_s`` seconds, and only a mapping whose queue has a message to give is polled
-(:meth:`~localcloud.services.sqs.poller.SqsEventSourceMapping.poll_once`), on a pool of
-at most :data:`POLL_WORKERS` threads. A mapping has one poll in flight at a time and is
-polled again at once after a poll that invoked its function; after a poll that failed it
-waits :data:`PROBLEM_BACKOFF_S`, after a throttled one :data:`~localcloud.services.sqs.
-poller.THROTTLE_BACKOFF_S`. The threads do not grow with the number of mappings.
+Lambda's pollers long-poll their sources: an idle mapping costs nothing. A thread per
+mapping that receives every 0.2 s does not scale (100 idle SQS mappings burnt a whole core
+and about 190 threads), so one :class:`Dispatcher` asks every mapping whether its source
+has something to give (:meth:`Polled.ready`: a look at moto's memory, no request made)
+every ``tick_s`` seconds, and only a ready mapping is polled, on a pool of at most
+:data:`POLL_WORKERS` threads. A mapping has one poll in flight at a time and is polled
+again at once after a poll that invoked its function; after a poll that failed it waits
+:data:`PROBLEM_BACKOFF_S`, or whatever its poll says (a throttled one backs off). The
+threads do not grow with the number of mappings. The SQS poller
+(:mod:`localcloud.services.sqs.poller`) and the stream pollers
+(:mod:`.stream_mappings`) share it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ PROBLEM_BACKOFF_S: Final = 5.0
 class Polled(Protocol):
     """A mapping, as the dispatcher polls it."""
 
-    def has_messages(self) -> bool:
-        """Whether its queue has a message to give now (no request made)."""
+    def ready(self) -> bool:
+        """Whether its source has something to give now (no request made)."""
         ...
 
     def poll_in_dispatcher(self) -> float:
@@ -79,7 +81,7 @@ class Dispatcher:
                 due = [e for e in self._entries.values() if not e.busy and e.not_before <= now]
             for entry in due:
                 try:
-                    ready = entry.mapping.has_messages()
+                    ready = entry.mapping.ready()
                 except Exception:  # noqa: BLE001 - the poll itself says what is wrong
                     ready = True
                 if ready:
@@ -115,7 +117,7 @@ _DISPATCHER_LOCK = threading.Lock()
 
 def dispatcher(tick_s: float | None = None) -> Dispatcher:
     """The account's dispatcher, started on first use; ``tick_s``, if given and shorter,
-    becomes how often it looks at the queues (seconds; 0.2 at first)."""
+    becomes how often it looks at the sources (seconds; 0.2 at first)."""
     global _DISPATCHER
     with _DISPATCHER_LOCK:
         if _DISPATCHER is None:

@@ -1,0 +1,113 @@
+"""A table's DynamoDB stream as Lambda's event source mappings read it: its shards and
+records read through the DynamoDB Streams API (``DescribeStream``, ``GetShardIterator``,
+``GetRecords``), each record shaped as the function receives it; what Lambda then does
+with them (batches, retries, bisection, on-failure destinations) is
+:mod:`localcloud.services.lambda_.stream_mappings`'.
+
+The record is the stream record as ``GetRecords`` returns it, with the mapping's
+``eventSourceARN``, the stream's ``awsRegion`` (moto writes ``us-east-1`` whatever the
+region) and ``dynamodb.ApproximateCreationDateTime`` in epoch seconds (source: "Using
+AWS Lambda with Amazon DynamoDB", the example event)::
+
+    {"eventID": …, "eventName": "INSERT" | "MODIFY" | "REMOVE", "eventVersion": …,
+     "eventSource": "aws:dynamodb", "awsRegion": …,
+     "dynamodb": {"ApproximateCreationDateTime": …, "Keys": …, "NewImage": …,
+                  "OldImage": …, "SequenceNumber": …, "SizeBytes": …,
+                  "StreamViewType": …},
+     "eventSourceARN": <the stream's ARN>}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from moto.dynamodb.models import dynamodb_backends
+
+from localcloud.services.lambda_ import Function, event_source_mappings
+from localcloud.services.lambda_.stream_mappings import (
+    StreamEventSourceMapping,
+    StreamRecord,
+    mapping_for,
+)
+
+BATCH_INFO: Final = "DDBStreamBatchInfo"
+
+
+class TableStream:
+    """One table's stream (:class:`~localcloud.services.lambda_.stream_mappings.
+    StreamSource`), read with ``client`` (a boto3 DynamoDB Streams client)."""
+
+    batch_info_key = BATCH_INFO
+
+    def __init__(self, client: Any, arn: str, region: str) -> None:
+        self.client = client
+        self.arn = arn
+        self.region = region
+        _, _, _, _, self._account, resource = arn.split(":", 5)
+        self.table = resource.split("/")[1]
+
+    def shard_ids(self) -> list[str]:
+        described = self.client.describe_stream(StreamArn=self.arn)["StreamDescription"]
+        return [shard["ShardId"] for shard in described.get("Shards", [])]
+
+    def _items(self) -> tuple[int, list[Any]]:
+        """The shard's first sequence number and its records, from moto's memory."""
+        shard = dynamodb_backends[self._account][self.region].get_table(self.table).stream_shard
+        if shard is None:
+            return 0, []
+        return int(shard.starting_sequence_number), list(shard.items)
+
+    def last_sequence_number(self, shard_id: str) -> str | None:
+        first, items = self._items()
+        return str(first + len(items) - 1) if items else None
+
+    def waiting(self, shard_id: str, after: str | None) -> tuple[int, float | None]:
+        try:
+            first, items = self._items()
+        except Exception:  # noqa: BLE001 - the table or its stream is gone: a poll says so
+            return 1, None
+        skip = 0 if after is None else max(0, int(after) - first + 1)
+        newer = items[skip:]
+        if not newer:
+            return 0, None
+        created = newer[0].record["dynamodb"]["ApproximateCreationDateTime"]
+        return len(newer), created.timestamp()
+
+    def read(
+        self, shard_id: str, after: str | None, limit: int, at_timestamp: float | None
+    ) -> list[StreamRecord]:
+        kwargs: dict[str, Any] = {"StreamArn": self.arn, "ShardId": shard_id}
+        if after is not None:
+            kwargs.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=after)
+        else:
+            kwargs.update(ShardIteratorType="TRIM_HORIZON")
+        iterator = self.client.get_shard_iterator(**kwargs)["ShardIterator"]
+        answer = self.client.get_records(ShardIterator=iterator, Limit=min(limit, 1000))
+        return [self._record(record) for record in answer.get("Records", [])]
+
+    def _record(self, record: Mapping[str, Any]) -> StreamRecord:
+        change = dict(record["dynamodb"])
+        arrived = change["ApproximateCreationDateTime"].timestamp()
+        change["ApproximateCreationDateTime"] = int(arrived)
+        shaped = {
+            **{key: value for key, value in record.items() if key != "dynamodb"},
+            "awsRegion": self.region,
+            "dynamodb": change,
+            "eventSourceARN": self.arn,
+        }
+        return StreamRecord(str(change["SequenceNumber"]), arrived, shaped)
+
+
+def from_mapping(
+    account: event_source_mappings.Account, config: Mapping[str, Any], function: Function
+) -> StreamEventSourceMapping:
+    """The poller of a mapping whose source is a table's stream in the account (the
+    DynamoDB service's :data:`~localcloud.services.lambda_.event_source_mappings.
+    PollerFactory`)."""
+    arn = str(config["EventSourceArn"])
+    stream = TableStream(account.client("dynamodbstreams"), arn, account.region)
+    return mapping_for(stream, account, config, function)
+
+
+__all__ = ["BATCH_INFO", "TableStream", "from_mapping"]
