@@ -314,9 +314,11 @@ class StreamEventSourceMapping:
 
     # --- one poll --------------------------------------------------------------------
 
-    def poll_once(self) -> PollOutcome:
+    def poll_once(self, *, wait_for_window: bool = False) -> PollOutcome:
         """Give each shard's next batch (or the batch it is retrying) to the function
-        once. A disabled or deleted mapping reads nothing."""
+        once; with ``wait_for_window``, a shard whose batch is neither full nor past the
+        batching window is left for a later poll. A disabled or deleted mapping reads
+        nothing."""
         self.refresh()
         outcome = PollOutcome()
         if self.deleted or not self.enabled:
@@ -328,8 +330,21 @@ class StreamEventSourceMapping:
                 if shard.work and shard.retry_at > now:
                     outcome.retrying = True
                     continue
+                if wait_for_window and not shard.work and not self._due(shard):
+                    continue
                 self._poll_shard(shard, outcome)
         return outcome
+
+    def _due(self, shard: Shard) -> bool:
+        """Whether the shard's waiting records make a batch now: a full one, or one whose
+        oldest record has waited the batching window (no window: any record)."""
+        settings = self.settings
+        count, first = self.source.waiting(shard.shard_id, shard.position)
+        if not count:
+            return False
+        if count >= settings.batch_size or settings.window_s <= 0 or first is None:
+            return True
+        return time.time() - first >= settings.window_s
 
     def _poll_shard(self, shard: Shard, outcome: PollOutcome) -> None:
         settings = self.settings
@@ -456,20 +471,12 @@ class StreamEventSourceMapping:
         """Whether a poll would invoke now: a shard holds a batch due for a retry, or
         has a full batch waiting, or records waiting past the batching window (no
         request made: the dispatcher asks every tick)."""
-        settings = self.settings
         now = time.monotonic()
         for shard in list(self.shards.values()):
             if shard.work:
                 if shard.retry_at <= now:
                     return True
-                continue
-            count, first = self.source.waiting(shard.shard_id, shard.position)
-            if not count:
-                continue
-            full = count >= settings.batch_size
-            if full or settings.window_s <= 0 or first is None:
-                return True
-            if time.time() - first >= settings.window_s:
+            elif self._due(shard):
                 return True
         return False
 
@@ -491,7 +498,7 @@ class StreamEventSourceMapping:
         if self._stop.is_set() or self.deleted:
             return PROBLEM_BACKOFF_S
         try:
-            outcome = self.poll_once()
+            outcome = self.poll_once(wait_for_window=True)
         except Exception as exc:  # noqa: BLE001 - a poller must survive a bad poll
             self._report(exc)
             return PROBLEM_BACKOFF_S
