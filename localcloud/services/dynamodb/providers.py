@@ -4,7 +4,8 @@ update.
 Honoured as the emulator models them: an explicit ``TableName``; ``BillingMode``
 ``PAY_PER_REQUEST`` or ``PROVISIONED`` (the default, which needs ``ProvisionedThroughput``,
 as CloudFormation says); global and local secondary indexes (queried as on AWS);
-``StreamSpecification`` (the table's ``StreamArn``; nothing polls a stream locally yet);
+``StreamSpecification`` (the table's ``StreamArn``, which event source mappings read:
+:mod:`.stream_poller`);
 ``TimeToLiveSpecification`` (recorded and readable; the emulator does not expire items);
 ``SSESpecification``; ``PointInTimeRecoverySpecification``; ``DeletionProtectionEnabled``;
 ``Tags``. Capacity is recorded, never enforced: nothing is throttled locally.

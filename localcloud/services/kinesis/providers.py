@@ -2,8 +2,7 @@
 
 Honoured: an explicit ``StreamName``, ``ShardCount`` (default 1 when provisioned),
 ``StreamModeDetails`` (``PROVISIONED`` or ``ON_DEMAND``), ``RetentionPeriodHours``,
-``StreamEncryption`` and ``Tags``. Nothing polls a stream for a function yet (an event
-source mapping on a stream is refused by name at deploy).
+``StreamEncryption`` and ``Tags``. Event source mappings read it (:mod:`.poller`).
 """
 
 from __future__ import annotations
