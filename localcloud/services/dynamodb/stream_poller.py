@@ -32,6 +32,8 @@ from localcloud.services.lambda_.stream_mappings import (
 )
 
 BATCH_INFO: Final = "DDBStreamBatchInfo"
+GET_RECORDS_LIMIT: Final = 1000
+"""The most records one DynamoDB Streams ``GetRecords`` call returns (its ``Limit``)."""
 
 
 class TableStream:
@@ -82,9 +84,15 @@ class TableStream:
             kwargs.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=after)
         else:
             kwargs.update(ShardIteratorType="TRIM_HORIZON")
-        iterator = self.client.get_shard_iterator(**kwargs)["ShardIterator"]
-        answer = self.client.get_records(ShardIterator=iterator, Limit=min(limit, 1000))
-        return [self._record(record) for record in answer.get("Records", [])]
+        iterator: str | None = self.client.get_shard_iterator(**kwargs)["ShardIterator"]
+        records: list[StreamRecord] = []
+        while iterator and len(records) < limit:  # GetRecords gives at most 1,000 a call
+            wanted = min(limit - len(records), GET_RECORDS_LIMIT)
+            answer = self.client.get_records(ShardIterator=iterator, Limit=wanted)
+            page = answer.get("Records", [])
+            records.extend(self._record(record) for record in page)
+            iterator = answer.get("NextShardIterator") if len(page) == wanted else None
+        return records
 
     def _record(self, record: Mapping[str, Any]) -> StreamRecord:
         change = dict(record["dynamodb"])
