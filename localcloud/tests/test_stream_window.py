@@ -68,6 +68,7 @@ def test_a_batching_window_gathers_records_put_apart_into_one_batch(cloud: Local
             PartitionKey="window",
         )
         time.sleep(0.2)
+
     def batches() -> list[list[int]]:
         return [
             [body["n"] for body in line["bodies"]]

@@ -33,9 +33,9 @@ class Poller(Protocol):
     enabled: bool
     deleted: bool
 
-    def poll_once(self, wait_seconds: int = 0) -> Any:
-        """Receive one batch and invoke the function with it; the outcome says whether
-        an invocation happened (``outcome.invocation``)."""
+    def poll_once(self) -> Any:
+        """Read one batch (of a queue; of each shard of a stream) and invoke the function
+        with it; the outcome says whether an invocation happened (``outcome.invocation``)."""
         ...
 
     def start(self, idle_wait_seconds: float = 0.2) -> None:
