@@ -30,8 +30,12 @@ class Poller(Protocol):
     """One mapping's poller, as a source service makes it."""
 
     uuid: str | None
-    enabled: bool
     deleted: bool
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the mapping is enabled, as its last poll read it."""
+        ...
 
     def poll_once(self) -> Any:
         """Read one batch (of a queue; of each shard of a stream) and invoke the function
