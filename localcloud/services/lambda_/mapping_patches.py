@@ -133,6 +133,14 @@ def _out_of_range(name: str, value: Any) -> JsonRESTError | None:
     )
 
 
+def _in_use(value: Any) -> bool:
+    """Whether a setting asks for something: a window over 0 s, a filter list that is not
+    empty (``TumblingWindowInSeconds: 0`` and ``FilterCriteria: {}`` ask for nothing)."""
+    if isinstance(value, Mapping):
+        return bool(value.get("Filters"))
+    return bool(value)
+
+
 def _source_service(arn: str) -> str:
     parts = arn.split(":")
     return parts[2] if len(parts) > 2 else ""
@@ -156,7 +164,7 @@ def check_settings(spec: Mapping[str, Any], source_arn: str, current: Any = None
             error = _out_of_range(name, value)
             if error is not None:
                 raise error
-        if name in NOT_EMULATED and value:
+        if name in NOT_EMULATED and _in_use(value):
             raise _invalid(
                 f"{name} is not emulated locally: the local cloud delivers every record "
                 "(docs/local-cloud.md)"
