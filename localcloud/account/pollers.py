@@ -12,7 +12,11 @@ import time
 
 from localcloud.cloudformation.provider import Deployment
 from localcloud.services.lambda_ import event_source_mappings as mappings
-from localcloud.services.lambda_.stream_mappings import PollOutcome, StreamEventSourceMapping
+from localcloud.services.lambda_.stream_mappings import (
+    THROTTLE_BACKOFF_S,
+    PollOutcome,
+    StreamEventSourceMapping,
+)
 from localcloud.services.sqs import BatchOutcome, SqsEventSourceMapping
 from localcloud.state import Target, queue_empty
 
@@ -63,7 +67,8 @@ def drain(target: Target, *, timeout_s: float, idle_sleep_s: float) -> list[Batc
 def settle_streams(*, timeout_s: float, idle_sleep_s: float) -> list[PollOutcome]:
     """Run every enabled stream event source mapping of the account until each has
     processed or discarded every record of its stream (a batch waiting for a retry is
-    retried when its delay is over; a batching window is not waited for).
+    retried when its delay is over, a throttled one after a back-off; a batching window is
+    not waited for: a served account's background polls wait it out).
 
     Raises:
         TimeoutError: a mapping has not caught up after ``timeout_s`` seconds.
@@ -79,5 +84,6 @@ def settle_streams(*, timeout_s: float, idle_sleep_s: float) -> list[PollOutcome
             continue
         if all(stream.caught_up() for stream in streams):
             return outcomes
-        time.sleep(idle_sleep_s)
+        throttled = any(outcome.throttled for outcome in polled)
+        time.sleep(THROTTLE_BACKOFF_S if throttled else idle_sleep_s)
     raise TimeoutError(f"a stream mapping has not caught up after {timeout_s} s")

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
+from localcloud.services.lambda_ import stream_mappings
 from localcloud.services.lambda_.runtime import Invocation, Throttled
-from localcloud.services.lambda_.stream_mappings import (
+from localcloud.services.lambda_.stream_batches import (
     AGE_EXCEEDED,
     MAX_PAYLOAD_BYTES,
     RETRY_EXHAUSTED,
-    Batch,
     Settings,
-    StreamEventSourceMapping,
     StreamRecord,
-    failure_record,
     fit_payload,
+    iso_time,
     judge_response,
 )
+from localcloud.services.lambda_.stream_mappings import StreamEventSourceMapping
 
 ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/readings"
 
@@ -37,6 +37,7 @@ class FakeStream:
     records: list[StreamRecord] = field(default_factory=list)
     arn: str = ARN
     batch_info_key: str = "KinesisBatchInfo"
+    arrival_milliseconds: bool = True
 
     def put(self, body: dict[str, Any], *, arrived: float | None = None) -> str:
         number = str(len(self.records) + 1)
@@ -355,22 +356,42 @@ def test_a_disabled_mapping_reads_nothing() -> None:
 
 # --- the on-failure record ---------------------------------------------------------------
 
+FAILED_QUEUE = "arn:aws:sqs:us-east-1:123456789012:failed-readings"
 
-def test_the_on_failure_record_names_the_condition_the_invocations_and_the_batch() -> None:
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """What the mapping sends to its on-failure queue, instead of sending it."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(
+        stream_mappings, "to_queue", lambda arn, body: found.append((arn, json.loads(body)))
+    )
+    return found
+
+
+def test_a_discarded_batch_reaches_the_queue_as_lambdas_invocation_record(
+    sent: list[tuple[str, dict[str, Any]]],
+) -> None:
     stream, function = FakeStream(), FakeFunction(answer=poison(0))
     first = stream.put({"n": 0}, arrived=1_573_690_399.668)
     last = stream.put({"n": 1}, arrived=1_573_690_399.715)
-    poller = mapping(stream, function, max_retries=1)
+    poller = mapping(stream, function, max_retries=1, on_failure=FAILED_QUEUE)
     run(poller)
-    shard = poller.shards["shardId-000000000000"]
-    assert shard.position == last
-    batch = Batch(stream.records[:], retries=2, invocations=2, last=None)
-    record = failure_record(poller, shard.shard_id, batch, RETRY_EXHAUSTED)
-    assert record["requestContext"]["condition"] == RETRY_EXHAUSTED
-    assert record["requestContext"]["approximateInvokeCount"] == 2
-    assert record["requestContext"]["functionArn"] == function.arn
-    assert "responseContext" not in record  # no invocation to report
+    ((destination, record),) = sent
+    assert destination == FAILED_QUEUE
+    assert record["requestContext"] == {
+        "requestId": "request-2",  # the last invocation's
+        "functionArn": function.arn,
+        "condition": RETRY_EXHAUSTED,
+        "approximateInvokeCount": 2,
+    }
+    assert record["responseContext"] == {
+        "statusCode": 200,
+        "executedVersion": "$LATEST",
+        "functionError": "Unhandled",
+    }
     assert record["version"] == "1.0"
+    assert record["timestamp"].endswith("Z")
     assert record["KinesisBatchInfo"] == {
         "shardId": "shardId-000000000000",
         "startSequenceNumber": first,
@@ -380,3 +401,19 @@ def test_the_on_failure_record_names_the_condition_the_invocations_and_the_batch
         "batchSize": 2,
         "streamArn": ARN,
     }
+    assert poller.shards["shardId-000000000000"].position == last
+
+
+def test_records_too_old_to_try_are_discarded_with_no_response_context(
+    sent: list[tuple[str, dict[str, Any]]],
+) -> None:
+    stream = FakeStream(arrival_milliseconds=False, batch_info_key="DDBStreamBatchInfo")
+    stream.put({"n": 0}, arrived=time.time() - 61)
+    run(mapping(stream, FakeFunction(), max_age_s=60, on_failure=FAILED_QUEUE))
+    ((_, record),) = sent
+    assert record["requestContext"]["condition"] == AGE_EXCEEDED
+    assert record["requestContext"]["approximateInvokeCount"] == 0
+    assert "responseContext" not in record  # never invoked
+    arrival = record["DDBStreamBatchInfo"]["approximateArrivalOfFirstRecord"]
+    assert arrival == iso_time(stream.records[0].arrived, milliseconds=False)
+    assert len(arrival) == len("2019-11-14T00:13:19Z")  # DynamoDB's are to the second

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
+from localcloud.services.dynamodb.stream_poller import TableStream
 from localcloud.state import overview
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import APPS
@@ -176,6 +179,32 @@ def test_a_disabled_mapping_holds_its_records_until_enabled_again(cloud: LocalCl
     assert readings(cloud, "paused") == [[0, 1]]
 
 
+def test_an_at_timestamp_mapping_starts_at_its_time(cloud: LocalCloud) -> None:
+    kinesis, lambda_ = cloud.client("kinesis"), cloud.client("lambda")
+    kinesis.create_stream(StreamName="stamped", ShardCount=1)
+    summary = kinesis.describe_stream_summary(StreamName="stamped")["StreamDescriptionSummary"]
+
+    def put(n: int) -> None:
+        body = json.dumps({"run": "stamped", "n": n}).encode()
+        kinesis.put_record(StreamName="stamped", Data=body, PartitionKey="k")
+
+    put(0)
+    put(1)
+    time.sleep(1.1)
+    start = time.time()
+    put(2)
+    made = lambda_.create_event_source_mapping(
+        FunctionName=cloud.function("ReadingRecorder").name,
+        EventSourceArn=summary["StreamARN"],
+        StartingPosition="AT_TIMESTAMP",
+        StartingPositionTimestamp=start,
+    )
+    described = lambda_.get_event_source_mapping(UUID=made["UUID"])
+    assert abs(described["StartingPositionTimestamp"].timestamp() - start) < 1
+    cloud.settle_streams()
+    assert readings(cloud, "stamped") == [[2]]
+
+
 # --- DynamoDB streams --------------------------------------------------------------------
 
 
@@ -250,6 +279,32 @@ def test_a_mapping_made_later_from_latest_skips_the_changes_before_it(cloud: Loc
     assert "before" not in keys
 
 
+def test_a_waiting_changes_time_is_read_as_utc_whatever_the_machines_zone(
+    cloud: LocalCloud,
+) -> None:
+    stream = TableStream(cloud.client("dynamodbstreams"), cloud.outputs["TableStreamArn"], REGION)
+    (shard,) = stream.shard_ids()
+    last = stream.last_sequence_number(shard)
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"  # moto keeps UTC times without a zone
+    time.tzset()
+    try:
+        cloud.client("dynamodb").put_item(
+            TableName=cloud.outputs["TableName"], Item={"id": {"S": "zoned"}}
+        )
+        count, first = stream.waiting(shard, last)
+    finally:
+        if zone is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert count == 1
+    assert first is not None
+    assert abs(first - time.time()) < 30
+    cloud.settle_streams()
+
+
 # --- the Lambda API refuses what Lambda refuses ------------------------------------------
 
 
@@ -322,6 +377,11 @@ def test_a_queue_mapping_refuses_a_streams_settings(cloud: LocalCloud) -> None:
 
 
 def test_the_view_names_each_stream_source_and_where_its_failures_go(cloud: LocalCloud) -> None:
+    put_readings(cloud, "view", 1)
+    cloud.client("dynamodb").put_item(
+        TableName=cloud.outputs["TableName"], Item={"id": {"S": "viewed"}}
+    )
+    cloud.settle_streams()
     shown = {m["source"]: m for m in overview.mappings(cloud)}
     stream = shown[f"{cloud.outputs['StreamName']} (Kinesis)"]
     assert stream["starting_position"] == "TRIM_HORIZON"

@@ -19,17 +19,15 @@ AWS Lambda with Amazon DynamoDB", the example event)::
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any, Final
 
 from moto.dynamodb.models import dynamodb_backends
 
 from localcloud.services.lambda_ import Function, event_source_mappings
-from localcloud.services.lambda_.stream_mappings import (
-    StreamEventSourceMapping,
-    StreamRecord,
-    mapping_for,
-)
+from localcloud.services.lambda_.stream_batches import StreamRecord
+from localcloud.services.lambda_.stream_mappings import StreamEventSourceMapping, mapping_for
 
 BATCH_INFO: Final = "DDBStreamBatchInfo"
 GET_RECORDS_LIMIT: Final = 1000
@@ -41,6 +39,7 @@ class TableStream:
     StreamSource`), read with ``client`` (a boto3 DynamoDB Streams client)."""
 
     batch_info_key = BATCH_INFO
+    arrival_milliseconds = False
 
     def __init__(self, client: Any, arn: str, region: str) -> None:
         self.client = client
@@ -53,28 +52,32 @@ class TableStream:
         described = self.client.describe_stream(StreamArn=self.arn)["StreamDescription"]
         return [shard["ShardId"] for shard in described.get("Shards", [])]
 
-    def _items(self) -> tuple[int, list[Any]]:
-        """The shard's first sequence number and its records, from moto's memory."""
-        shard = dynamodb_backends[self._account][self.region].get_table(self.table).stream_shard
-        if shard is None:
-            return 0, []
-        return int(shard.starting_sequence_number), list(shard.items)
+    def _shard(self) -> Any:
+        """The table's stream shard in moto's memory (``None``: its stream is off)."""
+        return dynamodb_backends[self._account][self.region].get_table(self.table).stream_shard
 
     def last_sequence_number(self, shard_id: str) -> str | None:
-        first, items = self._items()
-        return str(first + len(items) - 1) if items else None
+        shard = self._shard()
+        if shard is None or not shard.items:
+            return None
+        return str(int(shard.starting_sequence_number) + len(shard.items) - 1)
 
     def waiting(self, shard_id: str, after: str | None) -> tuple[int, float | None]:
         try:
-            first, items = self._items()
+            shard = self._shard()
+            if shard is None:
+                return 0, None
+            items = shard.items
+            skip = 0 if after is None else int(after) - int(shard.starting_sequence_number) + 1
+            count = len(items) - max(0, skip)
+            if count <= 0:
+                return 0, None
+            created = items[max(0, skip)].record["dynamodb"]["ApproximateCreationDateTime"]
         except Exception:  # noqa: BLE001 - the table or its stream is gone: a poll says so
             return 1, None
-        skip = 0 if after is None else max(0, int(after) - first + 1)
-        newer = items[skip:]
-        if not newer:
-            return 0, None
-        created = newer[0].record["dynamodb"]["ApproximateCreationDateTime"]
-        return len(newer), created.timestamp()
+        if created.tzinfo is None:  # moto keeps UTC without a zone
+            created = created.replace(tzinfo=datetime.UTC)
+        return count, created.timestamp()
 
     def read(
         self, shard_id: str, after: str | None, limit: int, at_timestamp: float | None

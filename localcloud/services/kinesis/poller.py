@@ -27,11 +27,8 @@ from typing import Any, Final
 from moto.kinesis.models import kinesis_backends
 
 from localcloud.services.lambda_ import Function, event_source_mappings
-from localcloud.services.lambda_.stream_mappings import (
-    StreamEventSourceMapping,
-    StreamRecord,
-    mapping_for,
-)
+from localcloud.services.lambda_.stream_batches import StreamRecord
+from localcloud.services.lambda_.stream_mappings import StreamEventSourceMapping, mapping_for
 
 BATCH_INFO: Final = "KinesisBatchInfo"
 
@@ -41,6 +38,7 @@ class KinesisStream:
     stream_mappings.StreamSource`), read with ``client`` (a boto3 Kinesis client)."""
 
     batch_info_key = BATCH_INFO
+    arrival_milliseconds = True
 
     def __init__(self, client: Any, arn: str, region: str, role_arn: str) -> None:
         self.client = client
@@ -74,11 +72,20 @@ class KinesisStream:
     def waiting(self, shard_id: str, after: str | None) -> tuple[int, float | None]:
         try:
             records = self._shard(shard_id).records
-        except KeyError:
-            return 1, None  # the stream is gone: a poll says so
-        floor = int(after) if after is not None else -1
-        newer = [record for number, record in list(records.items()) if number > floor]
-        return len(newer), (newer[0].created_at if newer else None)
+            if not records:
+                return 0, None
+            floor = int(after) if after is not None else 0
+            newest = next(reversed(records))
+            if newest <= floor:
+                return 0, None
+            first = max(floor + 1, next(iter(records)))
+            record = records.get(first)
+            if record is not None:  # moto numbers a shard's records one after another
+                return newest - first + 1, record.created_at
+            newer = [r for number, r in list(records.items()) if number > floor]
+            return len(newer), newer[0].created_at
+        except (KeyError, RuntimeError, StopIteration, IndexError):
+            return 1, None  # the stream is gone, or changed under the look: a poll says
 
     def read(
         self, shard_id: str, after: str | None, limit: int, at_timestamp: float | None

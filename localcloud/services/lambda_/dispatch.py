@@ -28,6 +28,17 @@ PROBLEM_BACKOFF_S: Final = 5.0
 """How long a mapping waits after a poll that raised (a deleted queue, say)."""
 
 
+def problem_code(exc: BaseException) -> str:
+    """What a failed poll says is wrong: the AWS error code of a botocore ``ClientError``
+    (``AWS.SimpleQueueService.NonExistentQueue``, ``ResourceNotFoundException``), else
+    the exception's class name (a ``response`` of ``None``, as moto's own errors carry,
+    counts as none)."""
+    response = getattr(exc, "response", None) or {}
+    error = response.get("Error") if isinstance(response, dict) else None
+    code = error.get("Code") if isinstance(error, dict) else None
+    return str(code) if code else type(exc).__name__
+
+
 class Polled(Protocol):
     """A mapping, as the dispatcher polls it."""
 

@@ -18,6 +18,8 @@
   version the alias points to at creation), so each batch runs the alias's version.
 - ``list_event_source_mappings``: ``--function-name`` takes a name, a partial ARN or an
   ARN, as on AWS (moto compares what the mapping stored, an ARN).
+- ``EventSourceMapping.get_configuration``: a mapping's ``StartingPositionTimestamp`` is
+  returned (moto leaves it out), so a Kinesis ``AT_TIMESTAMP`` mapping starts there.
 
 Sources: the Lambda API reference, CreateEventSourceMapping, UpdateEventSourceMapping and
 DeleteEventSourceMapping, Errors; the messages are the ones Lambda answers.
@@ -272,6 +274,18 @@ def _silence_moto_trigger(backend: LambdaBackend, esm: EventSourceMapping) -> No
             stream.lambda_event_source_mappings.pop(esm.event_source_arn, None)
 
 
+def _configuration(original: Method) -> Method:
+    def get_configuration(self: EventSourceMapping) -> dict[str, Any]:
+        """moto's answer, with the ``StartingPositionTimestamp`` it was given (moto keeps
+        it and leaves it out; Lambda returns it, and the Kinesis poller starts there)."""
+        config: dict[str, Any] = original(self)
+        if self.starting_position_timestamp is not None:
+            config["StartingPositionTimestamp"] = self.starting_position_timestamp
+        return config
+
+    return get_configuration
+
+
 def _known(backend: LambdaBackend, uuid: str) -> EventSourceMapping:
     esm = backend.get_event_source_mapping(uuid)
     if esm is None:
@@ -312,6 +326,13 @@ def _list_mappings(original: Method) -> Method:
 
 
 PATCHES: Final = (
+    Patch(
+        EventSourceMapping,
+        "get_configuration",
+        ("self",),
+        _configuration,
+        "a mapping's StartingPositionTimestamp is returned, and read by its poller",
+    ),
     Patch(
         LambdaBackend,
         "create_event_source_mapping",

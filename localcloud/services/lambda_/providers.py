@@ -25,7 +25,7 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from botocore.exceptions import ClientError
 
@@ -189,7 +189,14 @@ def _package(
 
 class EventSourceMappingProvider(Provider):
     """``AWS::Lambda::EventSourceMapping`` through ``CreateEventSourceMapping``, whose
-    checks (:mod:`.mapping_patches`) refuse what Lambda refuses, naming the setting."""
+    checks (:mod:`.mapping_patches`) refuse what Lambda refuses, naming the setting.
+
+    An update keeps the mapping, and with it a stream's checkpoint, and changes it through
+    ``UpdateEventSourceMapping``; a changed ``EventSourceArn``, ``StartingPosition`` or
+    ``StartingPositionTimestamp`` replaces it, as CloudFormation does ("Update requires:
+    Replacement" in the type's reference). A setting no longer declared goes back to
+    Lambda's default.
+    """
 
     TYPE = "AWS::Lambda::EventSourceMapping"
     PROPERTIES = frozenset(
@@ -209,13 +216,29 @@ class EventSourceMappingProvider(Provider):
             "DestinationConfig",
         }
     )
-    _NUMBERS = (
+    KEPT = True
+    _NUMBERS: ClassVar[tuple[str, ...]] = (
         "BatchSize",
         "MaximumBatchingWindowInSeconds",
         "MaximumRetryAttempts",
         "MaximumRecordAgeInSeconds",
         "ParallelizationFactor",
     )
+    _STREAM_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "BatchSize": 100,
+        "MaximumBatchingWindowInSeconds": 0,
+        "MaximumRetryAttempts": -1,
+        "MaximumRecordAgeInSeconds": -1,
+        "ParallelizationFactor": 1,
+        "BisectBatchOnFunctionError": False,
+        "DestinationConfig": {},
+    }
+    _QUEUE_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "BatchSize": 10,
+        "MaximumBatchingWindowInSeconds": 0,
+    }
+    """What a setting the template no longer declares goes back to (the
+    CreateEventSourceMapping reference's defaults), for a stream and for a queue."""
 
     def create(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
         source = str(properties["EventSourceArn"])
@@ -227,12 +250,26 @@ class EventSourceMappingProvider(Provider):
                 if polled
                 else "event sources are polled only in a running local account (LocalCloud)",
             )
+        kwargs = self._settings(stack, logical_id, properties)
+        kwargs["EventSourceArn"] = source
+        for name in ("StartingPosition", "StartingPositionTimestamp"):
+            if name in properties:
+                kwargs[name] = properties[name]
+        if "StartingPositionTimestamp" in kwargs:
+            kwargs["StartingPositionTimestamp"] = float(kwargs["StartingPositionTimestamp"])
+        uuid = stack.client("lambda").create_event_source_mapping(**kwargs)["UUID"]
+        stack.refs[logical_id] = uuid
+
+    def _settings(
+        self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The settings both ``CreateEventSourceMapping`` and ``UpdateEventSourceMapping``
+        take, as the template declares them."""
         enabled = flag(properties.get("Enabled", True))
         if not enabled:
             stack.notes.append(f"{logical_id}: Enabled is false, so nothing polls its source")
         kwargs: dict[str, Any] = {
             "FunctionName": str(properties["FunctionName"]),
-            "EventSourceArn": source,
             "FunctionResponseTypes": list(properties.get("FunctionResponseTypes", [])),
             "Enabled": enabled,
         }
@@ -241,10 +278,6 @@ class EventSourceMappingProvider(Provider):
                 kwargs[name] = int(properties[name])
         if "BisectBatchOnFunctionError" in properties:
             kwargs["BisectBatchOnFunctionError"] = flag(properties["BisectBatchOnFunctionError"])
-        if "StartingPosition" in properties:
-            kwargs["StartingPosition"] = str(properties["StartingPosition"])
-        if "StartingPositionTimestamp" in properties:
-            kwargs["StartingPositionTimestamp"] = float(properties["StartingPositionTimestamp"])
         destination = properties.get("DestinationConfig")
         if destination is not None:
             refuse_unknown(
@@ -253,8 +286,35 @@ class EventSourceMappingProvider(Provider):
             kwargs["DestinationConfig"] = {
                 "OnFailure": {"Destination": str(destination["OnFailure"]["Destination"])}
             }
-        uuid = stack.client("lambda").create_event_source_mapping(**kwargs)["UUID"]
-        stack.refs[logical_id] = uuid
+        return kwargs
+
+    def update(self, stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> None:
+        lambda_ = stack.client("lambda")
+        try:
+            current = lambda_.get_event_source_mapping(UUID=stack.refs[logical_id])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+            self.create(stack, logical_id, properties)  # deleted through the API meanwhile
+            return
+        stated = {
+            "EventSourceArn": current.get("EventSourceArn"),
+            "StartingPosition": current.get("StartingPosition"),
+            "StartingPositionTimestamp": _epoch(current.get("StartingPositionTimestamp")),
+        }
+        wanted = {
+            "EventSourceArn": str(properties["EventSourceArn"]),
+            "StartingPosition": properties.get("StartingPosition"),
+            "StartingPositionTimestamp": _epoch(properties.get("StartingPositionTimestamp")),
+        }
+        if stated != wanted:
+            self.delete(stack, logical_id)
+            self.create(stack, logical_id, properties)
+            return
+        stream = str(properties["EventSourceArn"]).split(":")[2:3] != ["sqs"]
+        defaults = self._STREAM_DEFAULTS if stream else self._QUEUE_DEFAULTS
+        kwargs = {**defaults, **self._settings(stack, logical_id, properties)}
+        lambda_.update_event_source_mapping(UUID=stack.refs[logical_id], **kwargs)
 
     def delete(self, stack: Deployment, logical_id: str) -> None:
         """Delete the mapping; one already gone (deleted through the API) counts as
@@ -264,6 +324,16 @@ class EventSourceMappingProvider(Provider):
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ResourceNotFoundException":
                 raise
+
+
+def _epoch(value: Any) -> float | None:
+    """A starting position timestamp as epoch seconds (the API answers a datetime; a
+    template writes a number), ``None`` when there is none."""
+    if value is None:
+        return None
+    if hasattr(value, "timestamp"):
+        return float(value.timestamp())
+    return float(value)
 
 
 class EventInvokeConfigProvider(Provider):

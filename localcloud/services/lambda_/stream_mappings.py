@@ -46,194 +46,59 @@ import datetime
 import json
 import threading
 import time
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from localcloud.services.lambda_.destinations import service_of, to_queue, to_topic
-from localcloud.services.lambda_.dispatch import PROBLEM_BACKOFF_S, dispatcher
+from localcloud.services.lambda_.dispatch import PROBLEM_BACKOFF_S, dispatcher, problem_code
 from localcloud.services.lambda_.runtime import Function, Invocation, Throttled, lookup
+from localcloud.services.lambda_.stream_batches import (
+    AGE_EXCEEDED,
+    INFINITE,
+    RETRY_EXHAUSTED,
+    Batch,
+    Settings,
+    StreamRecord,
+    StreamSource,
+    failure_record,
+    fit_payload,
+    judge_response,
+)
 from localcloud.text import say
 
-MAX_PAYLOAD_BYTES: Final = 6 * 1024 * 1024
-"""Lambda's limit on a synchronous invocation's request payload (6 MB)."""
-DEFAULT_BATCH_SIZE: Final = 100
-"""``BatchSize`` of a stream mapping that names none (the API reference's default)."""
 RETRY_DELAY_S: Final = 0.5
 """How long a shard waits before it retries a failed batch, locally (seconds)."""
 THROTTLE_BACKOFF_S: Final = 1.0
 """How long a mapping waits after its function was throttled (seconds)."""
-INFINITE: Final = -1
-"""``MaximumRetryAttempts`` or ``MaximumRecordAgeInSeconds`` of -1: no limit."""
-RETRY_EXHAUSTED: Final = "RetryAttemptsExhausted"
-AGE_EXCEEDED: Final = "RecordAgeExceeded"
-
-
-@dataclass(frozen=True)
-class StreamRecord:
-    """One record of a shard: its sequence number, when it reached the stream (epoch
-    seconds), and the record as the function receives it (the source's shape, with
-    ``eventSourceARN`` and ``awsRegion``)."""
-
-    sequence_number: str
-    arrived: float
-    record: Mapping[str, Any]
-
-
-class StreamSource(Protocol):
-    """A stream, as its service gives it to a mapping."""
-
-    arn: str
-    batch_info_key: str
-    """Where an on-failure record says which records it is about: ``KinesisBatchInfo``
-    or ``DDBStreamBatchInfo``."""
-
-    def shard_ids(self) -> list[str]:
-        """The stream's shards, oldest first."""
-        ...
-
-    def last_sequence_number(self, shard_id: str) -> str | None:
-        """The sequence number of the shard's newest record now (``None``: it has none)."""
-        ...
-
-    def read(
-        self, shard_id: str, after: str | None, limit: int, at_timestamp: float | None
-    ) -> list[StreamRecord]:
-        """Up to ``limit`` records of the shard after the sequence number ``after`` (from
-        the oldest one kept, or from ``at_timestamp``, when ``after`` is ``None``)."""
-        ...
-
-    def waiting(self, shard_id: str, after: str | None) -> tuple[int, float | None]:
-        """How many records follow ``after`` and when the first of them arrived (epoch
-        seconds), read without a request (the dispatcher asks often)."""
-        ...
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A stream mapping's configuration, as ``GetEventSourceMapping`` returns it."""
-
-    batch_size: int = DEFAULT_BATCH_SIZE
-    window_s: int = 0
-    bisect: bool = False
-    max_retries: int = INFINITE
-    max_age_s: int = INFINITE
-    report_batch_item_failures: bool = False
-    on_failure: str | None = None
-    enabled: bool = True
-
-    @classmethod
-    def of(cls, config: Mapping[str, Any]) -> Settings:
-        destination = ((config.get("DestinationConfig") or {}).get("OnFailure") or {}).get(
-            "Destination"
-        )
-        return cls(
-            batch_size=int(config.get("BatchSize") or DEFAULT_BATCH_SIZE),
-            window_s=int(config.get("MaximumBatchingWindowInSeconds") or 0),
-            bisect=bool(config.get("BisectBatchOnFunctionError") or False),
-            max_retries=int(_given(config.get("MaximumRetryAttempts"), INFINITE)),
-            max_age_s=int(_given(config.get("MaximumRecordAgeInSeconds"), INFINITE)),
-            report_batch_item_failures="ReportBatchItemFailures"
-            in (config.get("FunctionResponseTypes") or []),
-            on_failure=str(destination) if destination else None,
-            enabled=str(config.get("State", "Enabled")) in ("Enabled", "Enabling", "Updating"),
-        )
-
-
-def _given(value: Any, default: int) -> Any:
-    return default if value is None else value
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """What a response says of a batch: all done, retry from ``retry_from`` (an index
-    into the batch), or a failure of the whole batch (``retry_from`` 0)."""
-
-    retry_from: int | None
-    verdict: str
-
-
-def judge_response(
-    response: Any, sequence_numbers: Sequence[str], *, report_batch_item_failures: bool
-) -> Judgement:
-    """A successful invocation's response, judged as Lambda judges a stream batch's.
-
-    Without ``ReportBatchItemFailures`` any response is a success. With it: a null or empty
-    response, or a null or empty ``batchItemFailures``, is a success; a list of
-    ``itemIdentifier`` s (sequence numbers of the batch) retries from the lowest of them
-    (the checkpoint); an identifier that is empty, null, not a string or not in the batch,
-    or any malformed response, fails the whole batch. Source: "Configuring partial batch
-    response with Kinesis Data Streams and Lambda" (success and failure conditions).
-    """
-    if not report_batch_item_failures:
-        return Judgement(None, "success")
-    if response is None or response == {} or response == "":
-        return Judgement(None, "empty response: whole batch succeeded")
-    if not isinstance(response, Mapping):
-        return Judgement(0, "malformed response (not an object): whole batch failed")
-    failures = response.get("batchItemFailures")
-    if failures is None or failures == []:
-        return Judgement(None, "no batch item failures: whole batch succeeded")
-    if not isinstance(failures, list):
-        return Judgement(0, "malformed batchItemFailures (not a list): whole batch failed")
-    position = {number: index for index, number in enumerate(sequence_numbers)}
-    lowest = len(sequence_numbers)
-    for failure in failures:
-        identifier = failure.get("itemIdentifier") if isinstance(failure, Mapping) else None
-        if not isinstance(identifier, str) or identifier not in position:
-            return Judgement(0, f"invalid itemIdentifier {identifier!r}: whole batch failed")
-        lowest = min(lowest, position[identifier])
-    retried = len(sequence_numbers) - lowest
-    return Judgement(lowest, f"checkpoint at {sequence_numbers[lowest]}: {retried} retried")
-
-
-def fit_payload(
-    records: Sequence[StreamRecord], limit: int = MAX_PAYLOAD_BYTES
-) -> list[StreamRecord]:
-    """The longest run of ``records`` from the first whose event ``{"Records": [...]}``
-    stays within Lambda's request payload limit (at least the first record)."""
-    size = len(b'{"Records": []}')
-    fitted: list[StreamRecord] = []
-    for record in records:
-        size += len(json.dumps(record.record).encode()) + 2
-        if fitted and size > limit:
-            break
-        fitted.append(record)
-    return fitted
-
-
-@dataclass
-class Batch:
-    """Records being tried together, with the retries and invocations they have had."""
-
-    records: list[StreamRecord]
-    retries: int = 0
-    invocations: int = 0
-    last: Invocation | None = None
 
 
 @dataclass
 class Shard:
-    """One shard as a mapping reads it: the last sequence number done (``None``: nothing
-    yet, read from the starting position) and the batches of the batch in hand (a stack:
-    bisected halves, the first on top)."""
+    """One shard as a mapping reads it."""
 
     shard_id: str
     position: str | None = None
+    """The sequence number of the last record done (``None``: none yet, read from the
+    starting position)."""
     work: list[Batch] = field(default_factory=list)
+    """The batch in hand, as a stack: after a bisection its halves, the first on top."""
     batch_end: str | None = None
+    """The last sequence number of the batch in hand: the position once it is done."""
     retry_at: float = 0.0
+    """When (``time.monotonic()`` seconds) the batch on top may be tried again."""
 
 
 @dataclass(frozen=True)
 class Discarded:
-    """A batch a mapping gave up on: why, how many records, where its record went."""
+    """A batch a mapping gave up on: why, how many records, where its on-failure record
+    went (``None``: nowhere), and that record."""
 
     shard_id: str
     condition: str
     records: int
     destination: str | None
+    record: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -277,6 +142,7 @@ class StreamEventSourceMapping:
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _idle_wait: float = field(default=0.2, repr=False)
     _last_problem: str | None = field(default=None, repr=False)
+    _missing: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._sync_shards(initial=True)
@@ -297,8 +163,15 @@ class StreamEventSourceMapping:
         self.settings = Settings.of(config)
         try:
             self.function = lookup(str(config["FunctionArn"]))
+            self._missing = None
         except KeyError:
             self.settings = dataclasses.replace(self.settings, enabled=False)
+            if self._missing != config["FunctionArn"]:
+                self._missing = str(config["FunctionArn"])
+                say(
+                    f"[event source mapping {self.uuid}] {self._missing} is not a function the "
+                    "local cloud runs (deleted?): its stream is not read"
+                )
 
     def _sync_shards(self, *, initial: bool = False) -> None:
         """Every shard of the stream has its reader; at creation a ``LATEST`` mapping
@@ -432,7 +305,9 @@ class StreamEventSourceMapping:
 
     def _discard(self, shard: Shard, batch: Batch, condition: str, outcome: PollOutcome) -> None:
         destination = self.settings.on_failure
-        record = failure_record(self, shard.shard_id, batch, condition)
+        record = failure_record(
+            self.function, self.source, shard.shard_id, batch, condition, now=time.time()
+        )
         if destination:
             try:
                 if service_of(destination) == "sns":
@@ -449,7 +324,7 @@ class StreamEventSourceMapping:
                 f"[event source mapping {self.uuid}] {len(batch.records)} record(s) of "
                 f"{shard.shard_id} discarded ({condition}); no on-failure destination"
             )
-        discarded = Discarded(shard.shard_id, condition, len(batch.records), destination)
+        discarded = Discarded(shard.shard_id, condition, len(batch.records), destination, record)
         self.discarded.append(discarded)
         del self.discarded[:-200]
         outcome.discarded.append(discarded)
@@ -513,7 +388,7 @@ class StreamEventSourceMapping:
 
     def _report(self, exc: Exception) -> None:
         """Say once what keeps a poll from working (a deleted stream, say), not every poll."""
-        code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
+        code = problem_code(exc)
         if code == self._last_problem:
             return
         self._last_problem = code
@@ -521,49 +396,6 @@ class StreamEventSourceMapping:
             f"[event source mapping {self.uuid}] poll of {self.source.arn} failed: {exc!r}; "
             "retrying every 5 s, reported once until it recovers"
         )
-
-
-def iso_time(epoch_s: float, *, milliseconds: bool = True) -> str:
-    """``2019-11-14T00:13:49.717Z`` (UTC, as Lambda writes its records' times)."""
-    moment = datetime.datetime.fromtimestamp(epoch_s, datetime.UTC)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}.{moment.microsecond // 1000:03d}Z" if milliseconds else f"{text}Z"
-
-
-def failure_record(
-    mapping: StreamEventSourceMapping, shard_id: str, batch: Batch, condition: str
-) -> dict[str, Any]:
-    """The record an on-failure destination receives for a discarded batch: the request
-    context (``condition``, ``approximateInvokeCount``), the last invocation's response
-    context, and the source's batch information. Source: "Retain discarded batch records
-    for a Kinesis Data Streams event source in Lambda" (the example invocation record)."""
-    records = batch.records
-    last = batch.last
-    record: dict[str, Any] = {
-        "requestContext": {
-            "requestId": last.request_id if last is not None else str(uuid.uuid4()),
-            "functionArn": mapping.function.arn,
-            "condition": condition,
-            "approximateInvokeCount": batch.invocations,
-        },
-    }
-    if last is not None:
-        response: dict[str, Any] = {"statusCode": 200, "executedVersion": mapping.function.version}
-        if last.error:
-            response["functionError"] = "Unhandled"
-        record["responseContext"] = response
-    record["version"] = "1.0"
-    record["timestamp"] = iso_time(time.time())
-    record[mapping.source.batch_info_key] = {
-        "shardId": shard_id,
-        "startSequenceNumber": records[0].sequence_number,
-        "endSequenceNumber": records[-1].sequence_number,
-        "approximateArrivalOfFirstRecord": iso_time(records[0].arrived),
-        "approximateArrivalOfLastRecord": iso_time(records[-1].arrived),
-        "batchSize": len(records),
-        "streamArn": mapping.source.arn,
-    }
-    return record
 
 
 def mapping_for(
@@ -592,23 +424,11 @@ def mapping_for(
 
 
 __all__ = [
-    "AGE_EXCEEDED",
-    "DEFAULT_BATCH_SIZE",
-    "MAX_PAYLOAD_BYTES",
     "RETRY_DELAY_S",
-    "RETRY_EXHAUSTED",
-    "Batch",
+    "THROTTLE_BACKOFF_S",
     "Discarded",
-    "Judgement",
     "PollOutcome",
-    "Settings",
     "Shard",
     "StreamEventSourceMapping",
-    "StreamRecord",
-    "StreamSource",
-    "failure_record",
-    "fit_payload",
-    "iso_time",
-    "judge_response",
     "mapping_for",
 ]

@@ -48,7 +48,7 @@ from localcloud.services.lambda_ import (
     event_source_mappings,
     lookup,
 )
-from localcloud.services.lambda_.dispatch import PROBLEM_BACKOFF_S
+from localcloud.services.lambda_.dispatch import PROBLEM_BACKOFF_S, problem_code
 from localcloud.services.sqs.batches import MAX_RECEIVE, judge_response, record, split_by_payload
 from localcloud.text import say
 
@@ -241,7 +241,7 @@ class SqsEventSourceMapping:
 
     def _report(self, exc: Exception) -> None:
         """Say once what keeps a poll from working (a deleted queue, say), not every poll."""
-        code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
+        code = problem_code(exc)
         if code == self._last_problem:
             return
         self._last_problem = code
