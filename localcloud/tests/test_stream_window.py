@@ -1,4 +1,4 @@
-"""Stream mappings polled in the background, as a served account polls them (the
+"""Stream mappings of a served account, polled in the background (the
 dispatcher asks each mapping whether its stream has records, from moto's memory): a
 Kinesis mapping with a batching window gathers records put apart into one batch, and a
 table's changes reach its function with nobody draining anything. A module of its own:
@@ -22,7 +22,7 @@ from localcloud.tests.support.paths import APPS
 @pytest.fixture(scope="module")
 def cloud() -> Iterator[LocalCloud]:
     template = load(APPS / "stream_app" / "template.yaml")
-    with started(template=template, stack_name="stream-window") as running:
+    with started(server=True, template=template, stack_name="stream-window") as running:
         running.start_event_sources(idle_wait_seconds=0.05)
         yield running
 
