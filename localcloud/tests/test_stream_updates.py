@@ -17,6 +17,7 @@ from localcloud.cloudformation.provider import Deployment
 from localcloud.cloudformation.template import Template, from_body, load
 from localcloud.cloudformation.update import update
 from localcloud.tests.support.cloud import started
+from localcloud.tests.support.logs import printed
 from localcloud.tests.support.paths import APPS
 
 TEMPLATE = APPS / "stream_app" / "template.yaml"
@@ -41,20 +42,7 @@ def changed(change: dict[str, Any], *, dropped: tuple[str, ...] = ()) -> Templat
 
 
 def readings(cloud: LocalCloud) -> list[list[int]]:
-    function = cloud.function("ReadingRecorder")
-    logs = cloud.client("logs")
-    try:
-        streams = logs.describe_log_streams(logGroupName=function.log_group)["logStreams"]
-    except logs.exceptions.ResourceNotFoundException:
-        return []
-    lines = []
-    for stream in streams:
-        for event in logs.get_log_events(
-            logGroupName=function.log_group, logStreamName=stream["logStreamName"]
-        )["events"]:
-            if event["message"].startswith("{"):
-                lines.append((event["timestamp"], json.loads(event["message"])))
-    return [[b["n"] for b in line["bodies"]] for _, line in sorted(lines, key=lambda x: x[0])]
+    return [[body["n"] for body in line["bodies"]] for line in printed(cloud, "ReadingRecorder")]
 
 
 def put(cloud: LocalCloud, numbers: range) -> None:

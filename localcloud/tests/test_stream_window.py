@@ -16,6 +16,7 @@ import pytest
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
 from localcloud.tests.support.cloud import started
+from localcloud.tests.support.logs import printed
 from localcloud.tests.support.paths import APPS
 
 
@@ -25,23 +26,6 @@ def cloud() -> Iterator[LocalCloud]:
     with started(server=True, template=template, stack_name="stream-window") as running:
         running.start_event_sources(idle_wait_seconds=0.05)
         yield running
-
-
-def printed(cloud: LocalCloud, logical_id: str) -> list[dict[str, Any]]:
-    function = cloud.function(logical_id)
-    logs = cloud.client("logs")
-    try:
-        streams = logs.describe_log_streams(logGroupName=function.log_group)["logStreams"]
-    except logs.exceptions.ResourceNotFoundException:
-        return []
-    lines = []
-    for stream in streams:
-        for event in logs.get_log_events(
-            logGroupName=function.log_group, logStreamName=stream["logStreamName"]
-        )["events"]:
-            if event["message"].startswith("{"):
-                lines.append(json.loads(event["message"]))
-    return lines
 
 
 def eventually(found: Callable[[], list[Any]], timeout_s: float = 15.0) -> list[Any]:

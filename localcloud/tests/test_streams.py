@@ -21,6 +21,7 @@ from localcloud.cloudformation.template import load
 from localcloud.services.dynamodb.stream_poller import TableStream
 from localcloud.state import overview
 from localcloud.tests.support.cloud import started
+from localcloud.tests.support.logs import printed
 from localcloud.tests.support.paths import APPS
 
 REGION = "eu-west-1"
@@ -36,21 +37,7 @@ def cloud() -> Iterator[LocalCloud]:
 
 def batches(cloud: LocalCloud, logical_id: str) -> list[dict[str, Any]]:
     """Every batch the function printed, oldest first."""
-    function = cloud.function(logical_id)
-    logs = cloud.client("logs")
-    try:
-        streams = logs.describe_log_streams(logGroupName=function.log_group)["logStreams"]
-    except logs.exceptions.ResourceNotFoundException:
-        return []
-    found: list[tuple[int, int, dict[str, Any]]] = []
-    for stream in streams:
-        events = logs.get_log_events(
-            logGroupName=function.log_group, logStreamName=stream["logStreamName"]
-        )["events"]
-        for index, event in enumerate(events):
-            if event["message"].startswith("{"):
-                found.append((event["timestamp"], index, json.loads(event["message"])))
-    return [line for _, _, line in sorted(found, key=lambda item: item[:2])]
+    return printed(cloud, logical_id)
 
 
 def readings(cloud: LocalCloud, run: str) -> list[list[int]]:

@@ -39,7 +39,7 @@ from localcloud.cloudformation.provider import (
     refuse_unknown,
 )
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
-from localcloud.services.lambda_ import asynchronous, event_source_mappings
+from localcloud.services.lambda_ import asynchronous, event_source_mappings, mapping_patches
 from localcloud.services.lambda_.limits import check_runtime
 from localcloud.services.lambda_.runtime.environment import reserved_in
 from localcloud.services.lambda_.runtime.packages import source_package
@@ -217,13 +217,8 @@ class EventSourceMappingProvider(Provider):
         }
     )
     KEPT = True
-    _NUMBERS: ClassVar[tuple[str, ...]] = (
-        "BatchSize",
-        "MaximumBatchingWindowInSeconds",
-        "MaximumRetryAttempts",
-        "MaximumRecordAgeInSeconds",
-        "ParallelizationFactor",
-    )
+    _NUMBERS: ClassVar[tuple[str, ...]] = tuple(mapping_patches.RANGES)
+    """The numeric settings (those the Lambda API checks against a range)."""
     _STREAM_DEFAULTS: ClassVar[dict[str, Any]] = {
         "BatchSize": 100,
         "MaximumBatchingWindowInSeconds": 0,
