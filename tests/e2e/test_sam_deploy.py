@@ -184,7 +184,8 @@ def test_a_failed_create_is_rolled_back_and_a_new_stack_of_that_name_gets_a_new_
     good = template.read_text()
     broken = good.replace(
         "            BatchSize: !Ref BatchSize\n",
-        "            BatchSize: !Ref BatchSize\n            MaximumBatchingWindowInSeconds: 1\n",
+        "            BatchSize: !Ref BatchSize\n"
+        "            ScalingConfig:\n              MaximumConcurrency: 2\n",
         1,
     )
     assert broken != good
@@ -215,7 +216,7 @@ def test_a_failed_create_is_rolled_back_and_a_new_stack_of_that_name_gets_a_new_
         (
             "QueueWorkerFunctionJobs",
             # after the SAM transform, as CloudFormation names it: the event's mapping
-            "QueueWorkerFunctionJobs.MaximumBatchingWindowInSeconds: "
+            "QueueWorkerFunctionJobs.ScalingConfig: "
             "AWS::Lambda::EventSourceMapping property not supported locally",
         )
     ]
@@ -382,7 +383,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
         good.replace(
             "            BatchSize:\n              Ref: BatchSize\n",
             "            BatchSize:\n              Ref: BatchSize\n"
-            "            MaximumBatchingWindowInSeconds: 1\n",
+            "            ScalingConfig:\n              MaximumConcurrency: 2\n",
             1,
         )
     )
@@ -412,7 +413,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
             "QueueWorkerFunctionJobs",
             "AWS::Lambda::EventSourceMapping",
             # after the SAM transform, as CloudFormation names it: the event's mapping
-            "QueueWorkerFunctionJobs.MaximumBatchingWindowInSeconds: "
+            "QueueWorkerFunctionJobs.ScalingConfig: "
             "AWS::Lambda::EventSourceMapping property not supported locally",
         )
     ]
