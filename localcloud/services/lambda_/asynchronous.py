@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from localcloud.services.lambda_.destinations import to_queue, to_topic
+from localcloud.services.lambda_.destinations import response_context, to_queue, to_topic
 from localcloud.services.lambda_.runtime import (
     Function,
     Invocation,
@@ -268,10 +268,7 @@ def _record(
         "requestPayload": event.payload,
     }
     if invocation is not None:
-        response: dict[str, Any] = {"statusCode": 200, "executedVersion": function.version}
-        if invocation.error:
-            response["functionError"] = "Unhandled"
-        record["responseContext"] = response
+        record["responseContext"] = response_context(invocation, function.version)
         record["responsePayload"] = invocation.payload
     return record
 

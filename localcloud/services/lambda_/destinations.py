@@ -11,11 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcloud.services.lambda_.runtime import Invocation
+
 
 def service_of(arn: str) -> str:
     """The service an ARN names (``sqs`` in ``arn:aws:sqs:…``), ``""`` for no ARN."""
     parts = arn.split(":")
     return parts[2] if len(parts) >= 6 and parts[0] == "arn" else ""
+
+
+def response_context(invocation: Invocation, executed_version: str) -> dict[str, Any]:
+    """The ``responseContext`` of Lambda's invocation record: ``{"statusCode": 200,
+    "executedVersion": …}``, with ``"functionError": "Unhandled"`` when the function
+    raised (source: "Retaining records of asynchronous invocations", the record's shape)."""
+    response: dict[str, Any] = {"statusCode": 200, "executedVersion": executed_version}
+    if invocation.error:
+        response["functionError"] = "Unhandled"
+    return response
 
 
 def to_queue(arn: str, body: str, attributes: dict[str, Any] | None = None) -> None:
@@ -43,4 +55,4 @@ def to_topic(arn: str, body: str, attributes: dict[str, Any] | None = None) -> N
     sns_backends[account][region].publish(body, arn=arn, message_attributes=attributes or {})
 
 
-__all__ = ["service_of", "to_queue", "to_topic"]
+__all__ = ["response_context", "service_of", "to_queue", "to_topic"]

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from localcloud.services.lambda_.destinations import response_context
 from localcloud.services.lambda_.runtime import Function, Invocation
 
 MAX_PAYLOAD_BYTES: Final = 6 * 1024 * 1024
@@ -227,10 +228,7 @@ def failure_record(
         },
     }
     if last is not None:
-        response: dict[str, Any] = {"statusCode": 200, "executedVersion": function.version}
-        if last.error:
-            response["functionError"] = "Unhandled"
-        record["responseContext"] = response
+        record["responseContext"] = response_context(last, function.version)
     record["version"] = "1.0"
     record["timestamp"] = iso_time(now)
     precise = source.arrival_milliseconds
