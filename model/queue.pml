@@ -14,7 +14,7 @@
  * (maxReceiveCount, read from template.yaml by model/check.py). A DeleteMessage with an
  * old receipt handle (the message was received again meanwhile) deletes nothing.
  *
- * Mutants (compile with -D<NAME>) each break one rule of store.py / queue_worker.py:
+ * Mutants (compile with -D<NAME>) each break one rule of store.py / decision.py / queue_worker.py:
  *   NO_CONDITION               PutItem without attribute_not_exists(id)
  *   ACK_BEFORE_WRITE           delete the message before the conditional write
  *   MISSING_ITEM_IS_DUPLICATE  a condition failure without Item taken as a duplicate

@@ -26,7 +26,7 @@ from localcloud.services.lambda_ import Function, Invocation
 from localcloud.state.history import PAGE_SIZE, page
 
 CONDITION: Final = "attribute_not_exists(id)"
-"""The conditional write's condition (src/order_guard/store.py)."""
+"""The conditional write's condition (src/order_guard/store.py, CONDITION_EXPRESSION)."""
 TEMPLATES: Final = Path(__file__).parent / "view"
 """The live view's section of write decisions."""
 

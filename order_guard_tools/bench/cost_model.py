@@ -108,10 +108,10 @@ def write_units(before: int, after: int) -> int:
 
 
 def _order_item(order_id: str, quantity: int, source: str) -> dict[str, dict[str, str]]:
-    """The order item the workers write: src/order_guard/store.py's own encoding, with
+    """The order item the workers write: src/order_guard/item.py's own encoding, with
     its provenance and write id."""
+    from order_guard.item import WRITE_ID, provenance, to_item
     from order_guard.orders import Order
-    from order_guard.store import WRITE_ID, provenance, to_item
 
     return to_item(Order(order_id, quantity), {**provenance(source), WRITE_ID: uuid.uuid4().hex})
 

@@ -1,9 +1,10 @@
 """The attempts counter: how many times the workflow worker has tried an order.
 
-Diagnostics, never part of a write decision: the seed workflow's fault modes
+Diagnostics, never part of a write decision: the workflow worker logs each invocation's
+count as the ``attempt`` of its ``RESULT`` line, and the demonstration fault modes
 (``after-write``, ``flaky``) read it to fail attempt 1 only
-(:mod:`order_guard.workflow_worker`). It lives in its own table so that counting never
-touches the order item the conditional write guards.
+(:mod:`order_guard.fault_modes`). It lives in its own table so that counting never touches
+the order item the conditional write guards.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from order_guard.errors import TransientStoreError
-from order_guard.failures import dynamodb_call
-from order_guard.store import condition_failed, require_answer
+from order_guard.dynamodb_calls import condition_failed, dynamodb_call, require_answer
+from order_guard.exceptions import TransientStoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
+
+__all__ = ["count_attempt"]
 
 
 def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int:
@@ -34,7 +36,8 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
 
     Raises:
         TransientStoreError: the call failed transiently after botocore's attempts, or
-            its answer holds no readable count (not DynamoDB's: :func:`require_answer`).
+            its answer holds no readable count (not DynamoDB's: :func:`~order_guard.
+            dynamodb_calls.require_answer`).
         botocore.exceptions.ClientError: any other DynamoDB error (access denied, a
             missing table), unchanged.
     """

@@ -1,21 +1,35 @@
-"""The queue worker's batch mechanics: an SQS batch's records processed concurrently except
-where they share a business key, and the partial batch response naming each failed record.
+"""An SQS batch's records processed concurrently except where they share a business key,
+answered with the partial batch response that names each failed record.
 
-Powertools' batch utility did this before; its import (about 33 ms: asyncio,
-multiprocessing, its event data classes) was a tenth of the function's cold start, which
-Lambda bills since 1 August 2025 (AWS Compute Blog, "AWS Lambda standardizes billing for
-INIT phase"). What the queue worker used of it is small, and kept exactly here:
+The partial batch response is the documented one for SQS ("Reporting batch item failures"
+in the Lambda Developer Guide): ``{"batchItemFailures": [{"itemIdentifier": <messageId>}]}``,
+in batch order; an empty list acknowledges the whole batch. The event source mapping
+needs ``FunctionResponseTypes: [ReportBatchItemFailures]``.
 
-- an event without a non-empty ``Records`` list raises :class:`UnexpectedBatchTypeError`
-  (the invocation fails and the whole batch is retried); an event that is not a mapping
-  raises ``ValueError``;
-- each record is handed to the record handler; a record whose handler raises is a batch
-  item failure, ``{"itemIdentifier": <messageId>}``, in batch order (the documented
-  partial batch response for SQS: "Reporting batch item failures" in the Lambda
-  Developer Guide); every record failing is still a partial response, never an error;
-- a failed record that cannot be named (no ``messageId``, or not an object) raises
-  ``KeyError`` / ``TypeError`` once every record has run: the invocation fails and the
-  whole batch comes back, so nothing is acknowledged that was not stored.
+It does a job Powertools' batch utility also does, under other names because the
+contracts differ; why the queue worker does not import Powertools' is in
+docs/performance.md, "Start-up".
+
+==========================  =========================================  =============================
+aspect                      Powertools' ``process_partial_response``   :func:`process_batch_by_key`
+==========================  =========================================  =============================
+the order records run in    one after another (``BatchProcessor``)     concurrently across business
+                                                                       keys, in batch order within
+                                                                       one key
+every record failing        raises ``BatchProcessingError``: the       a partial response that lists
+                            whole batch comes back (unless             every record
+                            ``raise_on_entire_batch_failure=False``)
+no non-empty ``Records``    ``UnexpectedBatchTypeError``               ``InvalidBatchEvent``, a
+                            (a ``BatchProcessingError``)               ``ValueError``
+the record handler gets     an ``SQSRecord`` data class                the record as Lambda sent it,
+                                                                       a mapping
+the handler's return value  kept as the record's success               ignored: a record fails only
+                                                                       by raising
+a failed record without     (its data class fails on access)           ``KeyError`` or ``TypeError``
+``messageId``                                                          once every record has run
+FIFO queues                 ``SqsFifoPartialProcessor`` stops at       not supported
+                            the first failure
+==========================  =========================================  =============================
 """
 
 from __future__ import annotations
@@ -26,42 +40,58 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, TypedDict
 
+from order_guard.exceptions import InvalidBatchEvent
+from order_guard.orders import json_type
 
-class PartialItemFailure(TypedDict):
+__all__ = [
+    "RecordHandler",
+    "SQSBatchItemFailure",
+    "SQSBatchResponse",
+    "batch_records",
+    "process_batch_by_key",
+]
+
+
+class SQSBatchItemFailure(TypedDict):
+    """One failed record of a partial batch response: ``{"itemIdentifier": <messageId>}``."""
+
     itemIdentifier: str
 
 
-class PartialItemFailureResponse(TypedDict):
+class SQSBatchResponse(TypedDict):
     """The partial batch response: ``{"batchItemFailures": [{"itemIdentifier": id}]}``."""
 
-    batchItemFailures: list[PartialItemFailure]
-
-
-class UnexpectedBatchTypeError(ValueError):
-    """The event holds no non-empty ``Records`` list (the name Powertools gave it)."""
+    batchItemFailures: list[SQSBatchItemFailure]
 
 
 RecordHandler = Callable[[Mapping[str, Any]], Any]
+"""Handles one record; it fails the record by raising, and its return value is ignored."""
 
 
-def records_of(event: Any) -> list[Any]:
+def batch_records(event: Any) -> list[Any]:
     """The event's records.
 
     Raises:
-        ValueError: ``event`` is not a mapping.
-        UnexpectedBatchTypeError: it has no non-empty ``Records`` list.
+        InvalidBatchEvent: ``event`` is not a mapping, or has no non-empty ``Records``
+            list.
     """
     if not isinstance(event, Mapping):
-        raise ValueError("Invalid event format: an SQS event is an object with Records")
-    records = event.get("Records")
-    if not isinstance(records, list) or not records:
-        raise UnexpectedBatchTypeError(
-            "Unexpected batch event type: an SQS event has a non-empty Records list"
+        raise InvalidBatchEvent(
+            f"an SQS event is an object with a non-empty Records list; got {json_type(event)}"
         )
-    return records
+    records = event.get("Records")
+    if isinstance(records, list) and records:
+        return records
+    if "Records" not in event:
+        got = "no Records key"
+    elif isinstance(records, list):
+        got = "an empty Records list"
+    else:
+        got = f"Records as {json_type(records)}"
+    raise InvalidBatchEvent(f"an SQS event is an object with a non-empty Records list; got {got}")
 
 
-def business_key(record: Any) -> str | None:
+def _business_key(record: Any) -> str | None:
     """The ``id`` a record's body names, without validating the rest (for grouping)."""
     body = record.get("body") if isinstance(record, Mapping) else None
     try:
@@ -72,13 +102,13 @@ def business_key(record: Any) -> str | None:
     return order_id if isinstance(order_id, str) else None
 
 
-def process_partial_response(
+def process_batch_by_key(
     event: Any,
     record_handler: RecordHandler,
     *,
     concurrency: int,
     threads: ThreadPoolExecutor | None = None,
-) -> PartialItemFailureResponse:
+) -> SQSBatchResponse:
     """Run ``record_handler`` on every record of an SQS event and answer with the records
     that failed.
 
@@ -93,24 +123,25 @@ def process_partial_response(
     this returns or raises: nothing runs after the invocation.
 
     Raises:
-        ValueError, UnexpectedBatchTypeError: see :func:`records_of`.
+        InvalidBatchEvent: see :func:`batch_records` (the invocation fails and the event
+            source mapping retries the whole batch).
         KeyError, TypeError: a failed record has no ``messageId`` or is not an object.
         RuntimeError: ``threads`` takes no more work (shut down, or a thread cannot
             start); the groups not started never start, those started have ended.
         BaseException: what a record handler raised that is not an ``Exception``, once
             every group has ended.
     """
-    records = records_of(event)
+    records = batch_records(event)
     groups: dict[object, list[int]] = {}
     for index, record in enumerate(records):
-        groups.setdefault(business_key(record) or ("record", index), []).append(index)
+        groups.setdefault(_business_key(record) or ("record", index), []).append(index)
     failed = [False] * len(records)
 
     def run(indexes: list[int]) -> None:
         for index in indexes:
             try:
                 record_handler(records[index])
-            except Exception:  # noqa: BLE001 - the handler logged it; the record is listed
+            except Exception:  # noqa: BLE001 - any failure of a record is its batch item failure
                 failed[index] = True
 
     workers = min(concurrency, len(groups))

@@ -12,7 +12,23 @@ from typing import ClassVar, Final
 
 from botocore.config import Config
 
-from order_guard.errors import ConfigurationError
+from order_guard.exceptions import ConfigurationError
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DYNAMODB_CALL_WORST_CASE_S",
+    "DYNAMODB_CLIENT_CONFIG",
+    "MAX_BACKOFF_S",
+    "MAX_RECORD_CONCURRENCY",
+    "READ_TIMEOUT_S",
+    "RECORD_BUDGET_S",
+    "RESULT_MARGIN_S",
+    "STORE_ATTEMPT_WORST_CASE_S",
+    "TOTAL_MAX_ATTEMPTS",
+    "QueueWorkerSettings",
+    "WorkflowWorkerSettings",
+    "worst_case_call_s",
+]
 
 # The time budget (docs/failures.md, "The time budget"). DynamoDB answers a PutItem in
 # milliseconds; a call that hangs must fail inside the function timeout (template

@@ -21,7 +21,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from order_guard.errors import InvalidOrder
+from order_guard.exceptions import InvalidOrder
+
+__all__ = [
+    "JOB_KEYS",
+    "MAX_ID_BYTES",
+    "MAX_QUANTITY",
+    "MIN_QUANTITY",
+    "ORDER_FEE_CENTS",
+    "UNIT_PRICE_CENTS",
+    "Order",
+    "StoredOrder",
+    "json_type",
+    "parse_job_body",
+    "validate_job",
+    "validate_order_id",
+]
 
 UNIT_PRICE_CENTS = 250
 ORDER_FEE_CENTS = 100

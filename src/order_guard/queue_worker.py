@@ -12,11 +12,10 @@ Triggered by the ``JobsQueue`` event source mapping with
 
 Records of different business keys run concurrently (at most ``RECORD_CONCURRENCY`` at a
 time, on threads the execution environment keeps between invocations; every record has
-ended before the handler returns), so a batch of ten new orders waits on DynamoDB about
-once instead of ten times (``make bench``: about two 10 ms round trips in all, the rest
-being the SDK's CPU per request, which threads take in turns); records that share a
-business key run one after another in batch order, so the first of them is the original
-exactly as in a sequential run (:func:`order_guard.batch.process_partial_response`).
+ended before the handler returns), so a batch of new orders waits on DynamoDB about once
+instead of once per record (docs/performance.md); records that share a business key run
+one after another in batch order, so the first of them is the original exactly as in a
+sequential run (:func:`order_guard.batch.process_batch_by_key`).
 Every record still gets its own write decision, ``RESULT`` line and metric.
 
 A record is started only while ``context.get_remaining_time_in_millis()`` leaves room
@@ -45,16 +44,27 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from order_guard.batch import PartialItemFailureResponse, process_partial_response
+from order_guard.batch import SQSBatchResponse, process_batch_by_key
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, RECORD_BUDGET_S, QueueWorkerSettings
-from order_guard.errors import TimeBudgetExhausted
+from order_guard.decision import Decision, decision_for_error
+from order_guard.exceptions import TimeBudgetExhausted
+from order_guard.item import provenance
 from order_guard.orders import parse_job_body
 from order_guard.result import log_decision
-from order_guard.store import Decision, decision_for_error, provenance, put_order_once
+from order_guard.store import put_order_once
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from mypy_boto3_dynamodb.client import DynamoDBClient
+
+__all__ = [
+    "Deadline",
+    "Dependencies",
+    "dependencies",
+    "handle_batch",
+    "lambda_handler",
+    "process_record",
+]
 
 logger = Logger()
 metrics = Metrics()
@@ -65,8 +75,7 @@ class Dependencies:
     """What the worker needs from its execution environment; tests build their own.
 
     ``record_threads``: the environment's threads for a batch's records, kept from one
-    invocation to the next (starting ten threads for each batch cost about 1 ms of CPU,
-    a tenth of a 10 ms round trip: ``make bench``); ``None`` makes threads per batch.
+    invocation to the next (docs/performance.md); ``None`` makes threads per batch.
     """
 
     dynamodb: DynamoDBClient
@@ -93,7 +102,7 @@ def dependencies() -> Dependencies:
 
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> SQSBatchResponse:
     """Lambda entry point for the SQS event source mapping.
 
     Returns:
@@ -101,9 +110,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
         acknowledges the whole batch.
 
     Raises:
-        UnexpectedBatchTypeError: the event has no non-empty ``Records`` list; the
-            invocation fails, so the whole batch is retried. (An event that is not a
-            mapping raises ``ValueError``.)
+        InvalidBatchEvent: the event is not an object with a non-empty ``Records``
+            list; the invocation fails, so the whole batch is retried.
         ConfigurationError: a required variable is missing (before any DynamoDB call).
     """
     return handle_batch(event, context, dependencies())
@@ -111,14 +119,14 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItem
 
 def handle_batch(
     event: dict[str, Any], context: LambdaContext | None, deps: Dependencies
-) -> PartialItemFailureResponse:
+) -> SQSBatchResponse:
     """Process one SQS batch with the given dependencies (the handler's testable core).
 
     ``context`` ``None`` means no time limit (tests that do not exercise the budget).
     """
     metrics.namespace = deps.settings.metrics_namespace  # Powertools read them at import;
     metrics.service = deps.settings.service_name  # the settings are the checked values
-    return process_partial_response(
+    return process_batch_by_key(
         event,
         functools.partial(process_record, deps=deps, deadline=Deadline(context)),
         concurrency=deps.settings.record_concurrency,
@@ -183,8 +191,8 @@ def process_record(
             order,
             provenance=provenance(f"sqs:{fields['message_id']}"),
         )
-    except Exception as exc:
-        decision = decision_for_error(exc)
+    except Exception as exc:  # noqa: BLE001 - any failure is the record's RESULT line, then
+        decision = decision_for_error(exc)  # its batch item failure (re-raised)
         unexpected = decision is Decision.ERROR and not isinstance(exc, TimeBudgetExhausted)
         log_decision(logger, decision, order, error=exc, traceback=unexpected, **fields)
         _count(decision)  # after the RESULT line: a metrics failure never hides a decision

@@ -31,19 +31,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from order_guard.failures import error_fields
-from order_guard.store import Decision
+from order_guard.decision import Decision
+from order_guard.transient import is_transient
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
 
+    from order_guard.decision import WriteOutcome
     from order_guard.orders import Order
-    from order_guard.store import WriteOutcome
+
+__all__ = ["RESULT", "error_fields", "log_decision", "log_summary"]
 
 RESULT: Final = "RESULT"
 """The message of the line, which every reader filters on."""
 
 _QUIET: Final = frozenset({Decision.ACCEPTED, Decision.DUPLICATE})
+
+
+def error_fields(exc: BaseException) -> dict[str, Any]:
+    """The fields a log line gives a failure: ``error_type`` (the unqualified class name,
+    the name Step Functions matches), ``transient`` (:func:`~order_guard.transient.
+    is_transient`), and ``cause_type`` when the error wraps another."""
+    fields: dict[str, Any] = {"error_type": type(exc).__name__, "transient": is_transient(exc)}
+    if exc.__cause__ is not None:
+        fields["cause_type"] = type(exc.__cause__).__name__
+    return fields
 
 
 def log_decision(

@@ -16,34 +16,19 @@ Every invocation writes one structured log line whose message is ``RESULT``, wit
 Errors are raised, never returned: the Lambda runtime reports the class name as
 ``errorType`` and the state machine's retriers and catchers match it
 (``TransientOrderError`` and ``TransientStoreError`` are retried; ``InvalidOrder`` and
-``OrderConflict`` are caught; see :mod:`order_guard.failures`). Every failure of the
+``OrderConflict`` are caught; see :mod:`order_guard.transient`). Every failure of the
 store stage, the attempts counter's included, writes a ``RESULT`` line first.
 
-``mode`` is a demonstration of the retry path (template parameter ``FaultModesEnabled``):
+``mode`` is a demonstration of the retry path, accepted only when the template's
+``FaultModesEnabled`` is true (:mod:`order_guard.fault_modes`, imported only then).
 
-=============  ===================================================================
-normal         no fault (the default)
-after-write    attempt 1 raises ``TransientOrderError`` *after* the write decision:
-               the retry finds the order it wrote and reports ``duplicate: true``
-flaky          attempt 1 raises ``TransientOrderError`` *before* the write
-permanent      raises ``InvalidOrder`` on every attempt
-=============  ===================================================================
-
-Attempts are counted per business key, so a new execution of the same order sees
-attempt 3, 4, … and no longer faults. A counter update that botocore resends counts
-once (:func:`~order_guard.attempts.count_attempt`); an invocation whose counter committed
-and which then failed was an attempt, and the retry is the next one. Invalid input is
-rejected before the attempt is counted: no DynamoDB write is made for a job that breaks
-the contract.
-
-The counter is diagnostics, and only the fault modes ``after-write`` and ``flaky`` read
-it (:data:`COUNTED_MODES`). Without them (mode ``normal``, or fault modes disabled) a
-counter failure of any kind is logged under its own name (``AttemptsCounterFailed``,
-with its error), counted in the ``AttemptsCounterFailed`` metric, and the order is
-stored as if the counter did not exist (``attempt: null`` in its ``RESULT`` line). With
-them, a transient counter failure fails the attempt as ``TransientStoreError``
-(retried) and a permanent one (access denied, a missing table) fails the execution as
-``AttemptsCounterUnavailable``, which no retrier lists; both write a ``RESULT`` line.
+The attempt count is diagnostics, logged as the ``attempt`` of the ``RESULT`` line; a
+resent update counts once (:func:`~order_guard.attempts.count_attempt`), and invalid input
+is rejected before counting. Unless the fault mode reads the count (``after-write``,
+``flaky``), a counter failure is logged as ``AttemptsCounterFailed`` with its error,
+counted in that metric, and the order stored with ``attempt: null``; for those two modes
+it fails the attempt as ``TransientStoreError`` (retried) or ``AttemptsCounterUnavailable``
+(permanent, listed by no retrier), after a ``RESULT`` line.
 """
 
 from __future__ import annotations
@@ -57,28 +42,28 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
+from botocore.exceptions import BotoCoreError, ClientError
 
 from order_guard.attempts import count_attempt
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, WorkflowWorkerSettings
-from order_guard.errors import AttemptsCounterUnavailable, InvalidOrder, TransientOrderError
-from order_guard.failures import describe, error_fields, is_transient
+from order_guard.decision import Decision, decision_for_error
+from order_guard.exceptions import InvalidOrder, OrderGuardError
+from order_guard.item import provenance
 from order_guard.orders import Order, validate_job, validate_order_id
-from order_guard.result import log_decision, log_summary
-from order_guard.store import (
-    Decision,
-    decision_for_error,
-    provenance,
-    put_order_once,
-    read_order,
-)
+from order_guard.result import error_fields, log_decision, log_summary
+from order_guard.store import put_order_once, read_order
+from order_guard.transient import describe
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
+    from order_guard.fault_modes import FaultMode
+
+__all__ = ["MODES", "Dependencies", "dependencies", "handle", "lambda_handler"]
+
 MODES: Final = ("normal", "after-write", "flaky", "permanent")
-COUNTED_MODES: Final = frozenset({"after-write", "flaky"})
-"""The fault modes whose fault depends on the attempt count."""
+"""The values of a store job's ``mode``; all but ``normal`` are fault modes."""
 SUMMARY_KEYS: Final = frozenset({"stage", "id"})
 
 logger = Logger()
@@ -138,7 +123,7 @@ def handle(event: Any, context: LambdaContext | None, deps: Dependencies) -> dic
 
 
 def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[str, Any]:
-    """Validate, count the attempt, apply the fault mode and write once.
+    """Validate, count the attempt, apply a requested fault mode and write once.
 
     Returns:
         ``{"id": str, "quantity": int, "total_cents": int, "duplicate": bool}``.
@@ -149,19 +134,12 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
     except InvalidOrder as exc:
         _log_result(Decision.INVALID, None, error=exc)
         raise
-    attempt = _count_attempt(order, mode, deps)
+    fault_mode = _fault_mode(mode)
+    attempt = _count_attempt(order, mode, deps, fault_mode)
     context = {"mode": mode, "attempt": attempt}
-    if mode == "permanent":
-        refusal = InvalidOrder(
-            f"order {order.id!r}: mode 'permanent' rejects the order on every attempt"
-        )
-        _log_result(Decision.INVALID, order, error=refusal, **context)
-        raise refusal
-    if mode == "flaky" and attempt == 1:
-        fault = TransientOrderError(
-            f"order {order.id!r}: mode 'flaky' fails attempt 1 before the write"
-        )
-        _log_result(Decision.ERROR, order, error=fault, **context)
+    fault = fault_mode.before_write(order, attempt) if fault_mode else None
+    if fault is not None:
+        _log_result(decision_for_error(fault), order, error=fault, **context)
         raise fault
     try:
         outcome = put_order_once(
@@ -170,22 +148,30 @@ def store_stage(event: Any, deps: Dependencies, *, invocation_id: str) -> dict[s
             order,
             provenance=provenance(f"lambda:{invocation_id}"),
         )
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of the write is its RESULT line
         _log_result(decision_for_error(exc), order, error=exc, **context)
         raise
-    if outcome.decision is Decision.CONFLICT:
-        _log_result(outcome.decision, order, outcome=outcome, **context)
-        outcome.raise_for_conflict()
     _log_result(outcome.decision, order, outcome=outcome, **context)
-    if mode == "after-write" and attempt == 1:
-        raise TransientOrderError(
-            f"order {order.id!r}: mode 'after-write' fails attempt 1 after the write "
-            f"(decision: {outcome.decision.value})"
-        )
+    outcome.raise_for_conflict()
+    fault = fault_mode.after_write(outcome, attempt) if fault_mode else None
+    if fault is not None:
+        raise fault
     return {**order.details(), "duplicate": outcome.duplicate}
 
 
-def _count_attempt(order: Order, mode: str, deps: Dependencies) -> int | None:
+def _fault_mode(mode: str) -> FaultMode | None:
+    """``None`` for ``normal``; a fault mode's demonstration is imported on first use, so
+    a deployment without fault modes (where :func:`_mode` refuses them) never loads it."""
+    if mode == "normal":
+        return None
+    from order_guard.fault_modes import FaultMode  # noqa: PLC0415 - off the deployed path
+
+    return FaultMode(mode)
+
+
+def _count_attempt(
+    order: Order, mode: str, deps: Dependencies, fault_mode: FaultMode | None
+) -> int | None:
     """The attempt number for ``order``, or ``None`` when the counter failed and ``mode``
     does not need it (see the module docstring).
 
@@ -195,27 +181,17 @@ def _count_attempt(order: Order, mode: str, deps: Dependencies) -> int | None:
     """
     try:
         return count_attempt(deps.dynamodb, deps.settings.attempts_table, order.id)
-    except Exception as exc:
-        if mode not in COUNTED_MODES:
+    except (BotoCoreError, ClientError, OrderGuardError) as exc:
+        if fault_mode is None or not fault_mode.needs_count:
             logger.warning(
                 "AttemptsCounterFailed",
                 extra={"id": order.id, "mode": mode, "reason": describe(exc), **error_fields(exc)},
             )
             metrics.add_metric(name="AttemptsCounterFailed", unit=MetricUnit.Count, value=1)
             return None
-        failure: Exception = exc
-        if not is_transient(exc):
-            failure = AttemptsCounterUnavailable(
-                f"order {order.id!r}: mode {mode!r} needs the attempts count and the counter "
-                f"failed permanently: {describe(exc)}"
-            )
-        _log_result(
-            decision_for_error(failure),
-            order,
-            error=failure,
-            reason=f"attempts counter: {failure}",
-            mode=mode,
-        )
+        failure = fault_mode.counter_failure(order, exc)
+        reason = f"attempts counter: {failure}"
+        _log_result(decision_for_error(failure), order, error=failure, reason=reason, mode=mode)
         if failure is exc:
             raise
         raise failure from exc
@@ -243,7 +219,7 @@ def summary_stage(event: Mapping[str, Any], deps: Dependencies) -> dict[str, Any
         stored = read_order(
             deps.dynamodb, deps.settings.orders_table, validate_order_id(event["id"])
         )
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of the read is its RESULT line
         log_summary(logger, "error", order_id, error=exc)
         raise
     details = stored.details()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from order_guard.store import Decision
+from order_guard.decision import Decision
 
 ALARM = "AWS::CloudWatch::Alarm"
 WORKERS = ("QueueWorkerFunction", "WorkflowWorkerFunction")

@@ -4,7 +4,7 @@ Every metric an alarm or a dashboard widget uses is either one the code emits or
 AWS service publishes, with dimensions that point at this stack's resources:
 
 - the code's metrics: the names come from the workers' ``add_metric`` calls (read from
-  the source: ``decision.metric_name`` is every :class:`~order_guard.store.Decision`'s
+  the source: ``decision.metric_name`` is every :class:`~order_guard.decision.Decision`'s
   ``Orders<Decision>``, a string is itself); the namespace is the template's
   ``POWERTOOLS_METRICS_NAMESPACE``; the dimensions are what Powertools puts on them,
   taken from the EMF lines the workers really write when run with their template
@@ -35,7 +35,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from order_guard.store import Decision
+from order_guard.decision import Decision
 from tests.support.aws import REGION, create_table
 from tests.support.environment import default_template, function_environment
 from tests.support.handlers import invoke_cold

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from order_guard import queue_worker, workflow_worker
-from order_guard.batch import UnexpectedBatchTypeError
-from order_guard.errors import InvalidOrder
+from order_guard.exceptions import InvalidBatchEvent, InvalidOrder
 from tests.support.aws import LambdaContext, Tables, scan_orders, sqs_record
 from tests.support.catalogue import ACCEPTED, INVALID, SAME_ORDER_SPELLINGS, Case
 from tests.support.logs import LogCapture
@@ -189,11 +188,11 @@ def test_a_record_that_cannot_be_reported_fails_the_whole_batch_and_redelivery_l
 @pytest.mark.parametrize(
     ("event", "raised"),
     [
-        ({}, UnexpectedBatchTypeError),
-        ({"Records": None}, UnexpectedBatchTypeError),
-        ({"records": []}, UnexpectedBatchTypeError),
-        ([], ValueError),  # not a mapping: "Invalid event format"
-        (None, ValueError),
+        ({}, InvalidBatchEvent),
+        ({"Records": None}, InvalidBatchEvent),
+        ({"records": []}, InvalidBatchEvent),
+        ([], InvalidBatchEvent),  # not a mapping
+        (None, InvalidBatchEvent),
     ],
 )
 def test_events_without_records_raise_instead_of_succeeding(

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from order_guard.batch import UnexpectedBatchTypeError, process_partial_response, records_of
+from order_guard.batch import batch_records, process_batch_by_key
+from order_guard.exceptions import InvalidBatchEvent
 
 
 def record(message_id: str, order_id: str | None) -> dict[str, Any]:
@@ -23,16 +24,16 @@ def record(message_id: str, order_id: str | None) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("event", "raised"),
     [
-        ({}, UnexpectedBatchTypeError),
-        ({"Records": []}, UnexpectedBatchTypeError),
-        ({"Records": "x"}, UnexpectedBatchTypeError),
-        ([], ValueError),
-        (None, ValueError),
+        ({}, InvalidBatchEvent),
+        ({"Records": []}, InvalidBatchEvent),
+        ({"Records": "x"}, InvalidBatchEvent),
+        ([], InvalidBatchEvent),
+        (None, InvalidBatchEvent),
     ],
 )
 def test_an_event_without_records_is_refused_by_name(event: Any, raised: type[Exception]) -> None:
-    with pytest.raises(raised, match="event"):
-        records_of(event)
+    with pytest.raises(raised, match="an SQS event is an object with a non-empty Records list"):
+        batch_records(event)
 
 
 def test_failures_are_listed_in_batch_order_and_every_record_runs() -> None:
@@ -46,7 +47,7 @@ def test_failures_are_listed_in_batch_order_and_every_record_runs() -> None:
         if raw["messageId"] in ("m7", "m2", "m4"):
             raise ValueError("listed")
 
-    response = process_partial_response({"Records": records}, handler, concurrency=3)
+    response = process_batch_by_key({"Records": records}, handler, concurrency=3)
 
     assert response == {"batchItemFailures": [{"itemIdentifier": m} for m in ("m2", "m4", "m7")]}
     assert sorted(ran) == sorted(r["messageId"] for r in records)
@@ -67,7 +68,7 @@ def test_records_of_one_key_run_in_batch_order_one_at_a_time() -> None:
             seen.append(raw["messageId"])
             running.release()
 
-    assert process_partial_response({"Records": records}, handler, concurrency=4) == {
+    assert process_batch_by_key({"Records": records}, handler, concurrency=4) == {
         "batchItemFailures": []
     }
     assert overlapped == []
@@ -83,7 +84,7 @@ def test_a_failure_mid_group_still_runs_the_keys_later_records() -> None:
         if raw["messageId"] == "a2":
             raise ValueError("conflict")
 
-    response = process_partial_response({"Records": records}, handler, concurrency=4)
+    response = process_batch_by_key({"Records": records}, handler, concurrency=4)
 
     assert ran == ["a1", "a2", "a3"]
     assert response == {"batchItemFailures": [{"itemIdentifier": "a2"}]}
@@ -94,7 +95,7 @@ def test_a_base_exception_is_not_swallowed_as_a_record_failure() -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        process_partial_response(
+        process_batch_by_key(
             {"Records": [record("a", "x"), record("b", "y")]}, handler, concurrency=2
         )
 
@@ -103,7 +104,7 @@ def test_every_record_failing_is_still_a_partial_response() -> None:
     def handler(raw: Mapping[str, Any]) -> None:
         raise RuntimeError("all fail")
 
-    response = process_partial_response(
+    response = process_batch_by_key(
         {"Records": [record("a", "x"), record("b", "y")]}, handler, concurrency=2
     )
     assert response == {"batchItemFailures": [{"itemIdentifier": "a"}, {"itemIdentifier": "b"}]}
@@ -119,7 +120,7 @@ def test_a_failed_record_without_a_message_id_fails_the_invocation_after_the_oth
         ran.append(raw["messageId"])
 
     with pytest.raises(KeyError, match="messageId"):
-        process_partial_response({"Records": [record("good", "g"), broken]}, handler, concurrency=2)
+        process_batch_by_key({"Records": [record("good", "g"), broken]}, handler, concurrency=2)
     assert ran == ["good"]
 
 
@@ -135,7 +136,7 @@ def test_the_environments_threads_serve_every_batch_and_no_more_are_started() ->
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="env") as threads:
         for batch in range(4):
             records = [record(f"{batch}-{n}", f"{batch}-{n}") for n in range(6)]
-            response = process_partial_response(
+            response = process_batch_by_key(
                 {"Records": records}, handler, concurrency=3, threads=threads
             )
             assert response == {"batchItemFailures": []}
@@ -156,7 +157,7 @@ def test_every_group_has_ended_when_a_base_exception_comes_out() -> None:
     threads = ThreadPoolExecutor(max_workers=2)
     try:
         with pytest.raises(KeyboardInterrupt):
-            process_partial_response(
+            process_batch_by_key(
                 {"Records": [record("a", "x"), record("b", "y")]},
                 handler,
                 concurrency=2,
@@ -191,7 +192,7 @@ def test_when_the_threads_refuse_a_group_none_runs_after_the_call() -> None:
     threads = RefusingThirdGroup()
     try:
         with pytest.raises(RuntimeError, match="can't start new thread"):
-            process_partial_response(
+            process_batch_by_key(
                 {"Records": [record(k, k) for k in ("a", "b", "c", "d")]},
                 handler,
                 concurrency=4,

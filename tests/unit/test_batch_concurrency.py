@@ -21,7 +21,7 @@ from moto import mock_aws
 
 from order_guard import queue_worker
 from order_guard.config import QueueWorkerSettings
-from order_guard.errors import ConfigurationError
+from order_guard.exceptions import ConfigurationError
 from tests.support.aws import create_table, scan_orders, shared_client, sqs_record
 from tests.support.environment import function_environment, queue_settings
 

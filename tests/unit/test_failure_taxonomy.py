@@ -31,20 +31,17 @@ from botocore.stub import Stubber
 
 from order_guard import config, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
-from order_guard.errors import (
+from order_guard.dynamodb_calls import dynamodb_call
+from order_guard.exceptions import (
     ConfigurationError,
     TimeBudgetExhausted,
     TransientOrderError,
     TransientStoreError,
 )
-from order_guard.failures import (
-    LAMBDA_SERVICE_ERRORS,
-    LAMBDA_TIMEOUT_ERRORS,
+from order_guard.transient import (
     OWN_TRANSIENT_ERRORS,
     THROTTLING_ERROR_CODES,
     TRANSIENT_ERROR_CODES,
-    WORKFLOW_TRANSIENT_ERRORS,
-    dynamodb_call,
     is_transient,
 )
 from tests.support import faults
@@ -55,6 +52,20 @@ from tests.support.template import Template
 
 ASL_PATH = "statemachine/orders.asl.json"
 TASK_STATES = ("StoreOrder", "ReadSummary")
+WORKFLOW_TRANSIENT_ERRORS = (TransientStoreError, TransientOrderError)
+"""Transient errors the workflow worker raises (TransientOrderError: store stage only)."""
+LAMBDA_SERVICE_ERRORS = (
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+)
+"""Lambda's own transient errors, as Step Functions names them (``Lambda.<code>``; the
+Step Functions guide, "Handle Lambda service exceptions")."""
+LAMBDA_TIMEOUT_ERRORS = ("Lambda.Unknown", "Sandbox.Timedout")
+"""A function timeout or out-of-memory: ``Lambda.Unknown`` in Step Functions on AWS,
+``Sandbox.Timedout`` as the invoke API (and the local cloud) names a timeout."""
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +239,7 @@ def test_every_transient_dynamodb_kind_reaches_a_retrier_of_its_task_state(
 def test_every_transient_name_of_the_taxonomy_reaches_a_retrier_in_its_task_states(
     states: dict[str, Any],
 ) -> None:
-    """Every name failures.py calls transient, for the states that can see it: the
+    """Every name transient.py calls transient, for the states that can see it: the
     Lambda service's and the timeout's in both; ours as the workflow worker raises them
     (TransientOrderError comes from the store stage's fault modes only)."""
     assert set(OWN_TRANSIENT_ERRORS) == {*WORKFLOW_TRANSIENT_ERRORS, TimeBudgetExhausted}

@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import Stubber
 
 from order_guard import queue_worker, workflow_worker
-from order_guard.errors import UnreadableStoredOrder
+from order_guard.exceptions import UnreadableStoredOrder
 from tests.support.aws import (
     KeyedStubber,
     LambdaContext,

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from order_guard.errors import InvalidOrder, UnreadableStoredOrder
+from order_guard.exceptions import InvalidOrder, UnreadableStoredOrder
+from order_guard.item import from_item, to_item
 from order_guard.orders import Order, parse_job_body, validate_job
-from order_guard.store import from_item, to_item
 
 
 @pytest.mark.parametrize(("quantity", "total_cents"), [(1, 350), (4, 1100), (10, 2600)])

@@ -13,7 +13,7 @@ import pytest
 from botocore.stub import Stubber
 
 from order_guard import queue_worker
-from order_guard.batch import UnexpectedBatchTypeError
+from order_guard.exceptions import InvalidBatchEvent
 from tests.support.aws import (
     KeyedStubber,
     LambdaContext,
@@ -183,12 +183,25 @@ def test_a_good_record_next_to_a_failing_one_is_still_acknowledged(
     assert failures(response) == ids(event)[:1]
 
 
-@pytest.mark.parametrize("event", [{}, {"Records": None}, {"Records": []}, {"Records": "x"}])
-def test_an_event_without_records_raises(
-    event: Event, queue_deps: queue_worker.Dependencies, lambda_context: LambdaContext
+@pytest.mark.parametrize(
+    ("event", "got"),
+    [
+        ({}, "no Records key"),
+        ({"Records": None}, "Records as null"),
+        ({"Records": []}, "an empty Records list"),
+        ({"Records": "x"}, "Records as a string"),
+        ([], "an array"),
+    ],
+)
+def test_an_event_without_records_raises_naming_what_it_has(
+    event: Event, got: str, queue_deps: queue_worker.Dependencies, lambda_context: LambdaContext
 ) -> None:
-    with pytest.raises(UnexpectedBatchTypeError, match="Unexpected batch event type"):
+    with pytest.raises(InvalidBatchEvent) as raised:
         queue_worker.handle_batch(event, lambda_context, queue_deps)
+    assert str(raised.value) == (
+        f"an SQS event is an object with a non-empty Records list; got {got}"
+    )
+    assert isinstance(raised.value, ValueError)
 
 
 def test_result_logs_carry_the_record_fields_and_never_the_receipt_handle(

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from aws_lambda_powertools import Logger
 
-from order_guard.errors import InvalidOrder, TransientStoreError
+from order_guard.decision import Decision, WriteOutcome
+from order_guard.exceptions import InvalidOrder, TransientStoreError
 from order_guard.orders import Order, StoredOrder
 from order_guard.result import RESULT, log_decision, log_summary
-from order_guard.store import Decision, WriteOutcome
 
 
 @pytest.fixture

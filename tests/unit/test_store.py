@@ -11,7 +11,8 @@ from botocore.stub import ANY, Stubber
 from order_guard import workflow_worker
 from order_guard.attempts import count_attempt
 from order_guard.config import DYNAMODB_CLIENT_CONFIG, TOTAL_MAX_ATTEMPTS
-from order_guard.errors import (
+from order_guard.decision import Decision
+from order_guard.exceptions import (
     OrderConflict,
     OrderNotFound,
     TransientOrderError,
@@ -19,7 +20,7 @@ from order_guard.errors import (
     UnreadableStoredOrder,
 )
 from order_guard.orders import Order
-from order_guard.store import Decision, put_order_once, read_order
+from order_guard.store import put_order_once, read_order
 from tests.support import faults
 from tests.support.aws import Tables, scan_orders, shared_client, stored_answer
 from tests.support.environment import workflow_settings_for

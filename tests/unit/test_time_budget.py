@@ -23,7 +23,7 @@ from botocore.exceptions import (
 from botocore.retries.standard import ExponentialBackoff, RetryContext
 
 from order_guard import config, queue_worker
-from order_guard.errors import TransientStoreError
+from order_guard.exceptions import TransientStoreError
 from order_guard.orders import Order
 from order_guard.store import put_order_once
 from tests.support.aws import LambdaContext, shared_client, sqs_record

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from order_guard import workflow_worker
 from order_guard.config import WorkflowWorkerSettings
-from order_guard.errors import (
+from order_guard.exceptions import (
     AttemptsCounterUnavailable,
     ConfigurationError,
     InvalidOrder,

@@ -19,7 +19,7 @@ import pytest
 
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import DYNAMODB_CLIENT_CONFIG
-from order_guard.errors import TransientStoreError
+from order_guard.exceptions import TransientStoreError
 from tests.support.aws import LambdaContext, Tables, free_port, shared_client, sqs_record
 from tests.support.environment import queue_settings, workflow_settings_for
 from tests.support.logs import LogCapture

@@ -1,4 +1,4 @@
-"""Which failures are transient: the one failure taxonomy of Order Guard.
+"""Which failures are transient: the one classification of failures Order Guard makes.
 
 A *transient* failure may succeed if the same step is simply repeated, and repeating it
 is safe because the write is idempotent (a repeat finds the order the first attempt
@@ -23,49 +23,46 @@ network                every ``botocore.exceptions.ConnectionError`` (connect ti
                        read timeout): botocore's own transient classes
 an unreadable answer   a ``200`` that does not show DynamoDB handled the call (no
                        ``ConsumedCapacity`` for the table: a wrong endpoint answering
-                       HTML): :class:`~order_guard.errors.TransientStoreError`, never a
-                       success (:mod:`order_guard.store`)
-our own                :class:`~order_guard.errors.TransientStoreError`,
-                       :class:`~order_guard.errors.TransientOrderError`,
-                       :class:`~order_guard.errors.TimeBudgetExhausted`
-Lambda, as Step        :data:`LAMBDA_SERVICE_ERRORS` (the Step Functions guide, "Handle
-Functions names them   Lambda service exceptions") and :data:`LAMBDA_TIMEOUT_ERRORS`
-                       (function timeout or out of memory)
+                       HTML): :class:`~order_guard.exceptions.TransientStoreError`, never a
+                       success (:mod:`order_guard.dynamodb_calls`)
+our own                :data:`OWN_TRANSIENT_ERRORS`:
+                       :class:`~order_guard.exceptions.TransientStoreError`,
+                       :class:`~order_guard.exceptions.TransientOrderError`,
+                       :class:`~order_guard.exceptions.TimeBudgetExhausted`
 =====================  =================================================================
 
 Permanent: ``InvalidOrder``, ``OrderConflict``, ``ConfigurationError``,
-``UnreadableStoredOrder``, ``OrderNotFound``, ``AttemptsCounterUnavailable``
-(:data:`PERMANENT_ERRORS`) and every other ``ClientError`` (access denied, validation,
-missing table).
+``UnreadableStoredOrder``, ``OrderNotFound``, ``AttemptsCounterUnavailable``,
+``InvalidBatchEvent`` and every other ``ClientError`` (access denied, validation, missing
+table).
 
-The workers call DynamoDB only inside :func:`dynamodb_call`, which turns a transient
-botocore failure into ``TransientStoreError`` with the original as ``__cause__``. The
-Lambda runtime reports the unqualified class name as ``errorType``, so every transient
-DynamoDB failure reaches Step Functions under that one name, whatever the runtime's
-botocore models; ``tests/unit/test_failure_taxonomy.py`` proves that each transient kind
-reaches a retrier in both Task states and no permanent one does.
+The workers call DynamoDB only inside :func:`order_guard.dynamodb_calls.dynamodb_call`,
+which turns a transient botocore failure into ``TransientStoreError`` with the original as
+``__cause__``. The Lambda runtime reports the unqualified class name as ``errorType``, so
+every transient DynamoDB failure reaches Step Functions under that one name, whatever the
+runtime's botocore models; ``tests/unit/test_failure_taxonomy.py`` proves that each
+transient kind reaches a retrier in both Task states (Lambda's own service and timeout
+errors included) and no permanent one does.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Any, Final
+from typing import Final
 
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
-from order_guard.errors import (
-    AttemptsCounterUnavailable,
-    ConfigurationError,
-    InvalidOrder,
-    OrderConflict,
-    OrderNotFound,
-    TimeBudgetExhausted,
-    TransientOrderError,
-    TransientStoreError,
-    UnreadableStoredOrder,
-)
+from order_guard.exceptions import TimeBudgetExhausted, TransientOrderError, TransientStoreError
+
+__all__ = [
+    "OWN_TRANSIENT_ERRORS",
+    "THROTTLING_ERROR_CODES",
+    "TRANSIENT_ERROR_CODES",
+    "TRANSIENT_EXCEPTIONS",
+    "TRANSIENT_STATUSES",
+    "describe",
+    "is_transient",
+]
 
 THROTTLING_ERROR_CODES: Final = frozenset(
     {
@@ -95,33 +92,12 @@ TRANSIENT_ERROR_CODES: Final = frozenset(
     }
 )
 TRANSIENT_EXCEPTIONS: Final = (BotocoreConnectionError, HTTPClientError)
-WORKFLOW_TRANSIENT_ERRORS: Final = (TransientStoreError, TransientOrderError)
-"""Transient errors the workflow worker raises (TransientOrderError: store stage only)."""
-OWN_TRANSIENT_ERRORS: Final = (*WORKFLOW_TRANSIENT_ERRORS, TimeBudgetExhausted)
-"""All of ours; ``TimeBudgetExhausted`` is the queue worker's (a batch item failure)."""
-PERMANENT_ERRORS: Final = (
-    InvalidOrder,
-    OrderConflict,
-    ConfigurationError,
-    UnreadableStoredOrder,
-    OrderNotFound,
-    AttemptsCounterUnavailable,
-)
+"""botocore's own transient classes: every connection failure and dropped response."""
+OWN_TRANSIENT_ERRORS: Final = (TransientStoreError, TransientOrderError, TimeBudgetExhausted)
+"""Ours: the workflow worker raises the first two (``TransientOrderError`` from the fault
+modes only); ``TimeBudgetExhausted`` is the queue worker's (a batch item failure)."""
 TRANSIENT_STATUSES: Final = frozenset({408, 429})
 """HTTP statuses transient whatever the error code (besides every 5xx)."""
-
-LAMBDA_SERVICE_ERRORS: Final = (
-    "Lambda.ClientExecutionTimeoutException",
-    "Lambda.ServiceException",
-    "Lambda.AWSLambdaException",
-    "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException",
-)
-"""Lambda's own transient errors, as Step Functions names them (``Lambda.<code>``)."""
-
-LAMBDA_TIMEOUT_ERRORS: Final = ("Lambda.Unknown", "Sandbox.Timedout")
-"""A function timeout or out-of-memory: ``Lambda.Unknown`` in Step Functions on AWS,
-``Sandbox.Timedout`` as the invoke API (and the local cloud) names a timeout."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -155,34 +131,3 @@ def describe(exc: BaseException) -> str:
     else:
         head, message = type(exc).__name__, str(exc)
     return f"{head}: {message}" if message else head
-
-
-@contextlib.contextmanager
-def dynamodb_call(operation: str, table: str) -> Iterator[None]:
-    """Run one DynamoDB call; a transient failure leaves as ``TransientStoreError``.
-
-    Args:
-        operation: the API name (``PutItem``, ``GetItem``, ``UpdateItem``), for the message.
-        table: the table name, for the message.
-
-    Raises:
-        TransientStoreError: the call failed transiently (its error is ``__cause__``).
-        botocore.exceptions.ClientError, BotoCoreError: a permanent failure, unchanged.
-    """
-    try:
-        yield
-    except (ClientError, *TRANSIENT_EXCEPTIONS) as exc:
-        if not is_transient(exc):
-            raise
-        raise TransientStoreError(
-            f"DynamoDB {operation} on {table} failed transiently, safe to retry: {describe(exc)}"
-        ) from exc
-
-
-def error_fields(exc: BaseException) -> dict[str, Any]:
-    """The fields a ``RESULT`` log line gives a failure: ``error_type`` (the name Step
-    Functions sees), ``transient``, and ``cause_type`` when the error wraps another."""
-    fields: dict[str, Any] = {"error_type": type(exc).__name__, "transient": is_transient(exc)}
-    if exc.__cause__ is not None:
-        fields["cause_type"] = type(exc.__cause__).__name__
-    return fields
