@@ -202,7 +202,7 @@ attribution: setup ## 8 concurrent clients × 15 batches of 10 (1,200 orders): e
 	ORDER_GUARD_ATTRIBUTION_BATCHES=$(or $(ATTRIBUTION_BATCHES),15) pytest tests/e2e/test_log_attribution.py -k concurrent
 
 bench: build ## Order Guard against the floor, Powertools and read-then-write, and the cold start (BENCH_MESSAGES=2000 BENCH_ROUNDS=5 BENCH_REPEATS=15)
-	python -m order_guard_tools bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
+	PYTHONPATH=src:. python -m order_guard_tools bench --messages $(or $(BENCH_MESSAGES),2000) --rounds $(or $(BENCH_ROUNDS),5) --repeats $(or $(BENCH_REPEATS),15)
 
 # The seed labs (../shared/labs/): LAB=q05 or LAB=ev05 on 127.0.0.1:5000 (PORT= to change).
 # The labs' own text is not in the repository: LAB_TEXTS names the folder that holds it
@@ -235,7 +235,7 @@ bench-env: $(STAMP) ## the local cloud's cold start of an execution environment 
 	python -m order_guard_tools bench-env --rounds $(or $(BENCH_ROUNDS),15)
 
 bench-cold: build ## only the cold-start table: each function's INIT against a bare boto3 handler (BENCH_REPEATS=15)
-	python -m order_guard_tools bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
+	PYTHONPATH=src:. python -m order_guard_tools bench --cold-start-only --repeats $(or $(BENCH_REPEATS),15)
 
 # Other people's SAM applications on the local cloud: every folder of SAMPLES holding a
 # template.yaml, each built, deployed with the stock SAM CLI to a fresh local account, and
