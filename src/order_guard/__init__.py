@@ -4,20 +4,34 @@ The pattern is one conditional ``PutItem`` on the business key that stores an or
 decides what a repeat is (docs/design.md, "Use it in your own function"). The names below
 are the public surface; everything else in the package is an internal of the two workers.
 
-========================================  ================================================
-:func:`put_order_once`                    the conditional write and its write decision
-:class:`WriteOutcome`, :class:`Decision`  what the write decided
-:func:`read_order`                        a strongly consistent read of one order
-:class:`Order`, :func:`parse_job_body`,   the order contract: parse and validate a job
-:func:`validate_job`
-:func:`to_item`, :func:`from_item`        the order item in DynamoDB's attribute-value form
-:func:`process_batch_by_key`              an SQS batch by business key, answered with the
-                                          partial batch response (:class:`SQSBatchResponse`)
-:func:`is_transient`                      whether repeating a failed step may succeed
-:data:`DYNAMODB_CLIENT_CONFIG`            botocore timeouts and retries that fit a Lambda
-                                          invocation
-:class:`OrderGuardError`                  the root of every error raised (never raised)
-========================================  ================================================
+==============================================  ==================================================
+:func:`put_order_once`                          the conditional write and its write decision
+:class:`WriteOutcome`, :class:`Decision`,       what the write decided; the decision an error
+:func:`decision_for_error`                      stands for
+:func:`read_order`                              a strongly consistent read of one order
+:class:`Order`, :func:`parse_job_body`,         the order contract: parse and validate a job
+:func:`validate_job`,
+:func:`validate_order_id`
+:func:`to_item`, :func:`from_item`,             the order item in DynamoDB's attribute-value
+:class:`StoredOrder`, :func:`provenance`        form, and its provenance attributes
+:func:`process_batch_by_key`,                   an SQS batch by business key, answered with the
+:class:`SQSBatchResponse`,                      partial batch response
+:class:`SQSBatchItemFailure`
+:func:`is_transient`                            whether repeating a failed step may succeed
+:data:`DYNAMODB_CLIENT_CONFIG`                  botocore timeouts and retries that fit a Lambda
+                                                invocation
+:class:`OrderGuardError`                        the root of every error class below (never
+                                                raised itself)
+:class:`InvalidOrder`, :class:`OrderConflict`,  the errors, each under the class name a Step
+:class:`OrderNotFound`,                         Functions retrier or catcher matches
+:class:`TransientStoreError`,                   (:mod:`order_guard.exceptions`)
+:class:`UnreadableStoredOrder`,
+:class:`InvalidBatchEvent`,
+:class:`ConfigurationError`,
+:class:`TimeBudgetExhausted`,
+:class:`TransientOrderError`,
+:class:`AttemptsCounterUnavailable`
+==============================================  ==================================================
 
 The deployed package (``CodeUri: src/``) has two handlers:
 

@@ -36,8 +36,8 @@ def count_attempt(client: DynamoDBClient, table_name: str, order_id: str) -> int
 
     Raises:
         TransientStoreError: the call failed transiently after botocore's attempts, or
-            its answer holds no readable count (not DynamoDB's: :func:`~order_guard.
-            dynamodb_calls.require_answer`).
+            its answer holds no readable count (not DynamoDB's:
+            :func:`~order_guard.dynamodb_calls.require_answer`).
         botocore.exceptions.ClientError: any other DynamoDB error (access denied, a
             missing table), unchanged.
     """

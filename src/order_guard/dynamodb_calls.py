@@ -14,11 +14,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
+from botocore.parsers import ResponseParserError
 
 from order_guard.exceptions import TransientStoreError
 from order_guard.transient import TRANSIENT_EXCEPTIONS, describe, is_transient
 
-__all__ = ["condition_failed", "dynamodb_call", "require_answer"]
+__all__ = ["UNREADABLE_ANSWER_ERRORS", "condition_failed", "dynamodb_call", "require_answer"]
+
+UNREADABLE_ANSWER_ERRORS = (ResponseParserError, UnicodeDecodeError)
+"""What botocore raises for an answer it cannot parse: a body that is not UTF-8 (its JSON
+parser decodes before it parses) or not the protocol's shape. Neither is a
+``BotoCoreError``; both mean the answer is not DynamoDB's."""
 
 
 @contextlib.contextmanager
@@ -30,12 +36,20 @@ def dynamodb_call(operation: str, table: str) -> Iterator[None]:
         table: the table name, for the message.
 
     Raises:
-        TransientStoreError: the call failed transiently (:func:`~order_guard.transient.
-            is_transient`) after botocore's own attempts; its error is ``__cause__``.
+        TransientStoreError: the call failed transiently
+            (:func:`~order_guard.transient.is_transient`) after botocore's own attempts,
+            or its answer could not be parsed (:data:`UNREADABLE_ANSWER_ERRORS`: not
+            DynamoDB's, as :func:`require_answer` judges a parsed one); the original
+            error is ``__cause__``.
         botocore.exceptions.ClientError, BotoCoreError: a permanent failure, unchanged.
     """
     try:
         yield
+    except UNREADABLE_ANSWER_ERRORS as exc:
+        raise TransientStoreError(
+            f"DynamoDB {operation} on {table} answered with something botocore cannot parse "
+            f"(is the endpoint DynamoDB?); treated as a failure, safe to retry: {describe(exc)}"
+        ) from exc
     except (ClientError, *TRANSIENT_EXCEPTIONS) as exc:
         if not is_transient(exc):
             raise

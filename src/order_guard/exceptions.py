@@ -1,4 +1,4 @@
-"""The application's exceptions: every error Order Guard raises, under one root.
+"""The application's exceptions: every error class Order Guard defines, under one root.
 
 The class name of each error is a contract: the Lambda Python runtime reports a raised
 exception with ``errorType`` set to the *unqualified* class name, and Step Functions

@@ -13,8 +13,9 @@ permanent      raises ``InvalidOrder`` on every attempt
 
 The attempt is the workflow worker's count of StoreOrder invocations for the business
 key (:func:`order_guard.attempts.count_attempt`), so a new execution of the same order
-sees attempt 3, 4, … and no longer faults. Source: the seed workflow lab's after-write
-scenario (docs/design.md, "The state machine").
+sees attempt 3, 4, … and no longer faults. Source: the seed workflow's after-write
+scenario, reproduced by ``events/workflow-after-write.json``, ``workflow-flaky.json`` and
+``workflow-permanent.json`` (docs/deploy.md, the sample events).
 """
 
 from __future__ import annotations

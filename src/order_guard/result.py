@@ -50,8 +50,9 @@ _QUIET: Final = frozenset({Decision.ACCEPTED, Decision.DUPLICATE})
 
 def error_fields(exc: BaseException) -> dict[str, Any]:
     """The fields a log line gives a failure: ``error_type`` (the unqualified class name,
-    the name Step Functions matches), ``transient`` (:func:`~order_guard.transient.
-    is_transient`), and ``cause_type`` when the error wraps another."""
+    the name Step Functions matches), ``transient``
+    (:func:`~order_guard.transient.is_transient`), and ``cause_type`` when the error wraps
+    another."""
     fields: dict[str, Any] = {"error_type": type(exc).__name__, "transient": is_transient(exc)}
     if exc.__cause__ is not None:
         fields["cause_type"] = type(exc.__cause__).__name__

@@ -23,7 +23,8 @@ network                every ``botocore.exceptions.ConnectionError`` (connect ti
                        read timeout): botocore's own transient classes
 an unreadable answer   a ``200`` that does not show DynamoDB handled the call (no
                        ``ConsumedCapacity`` for the table: a wrong endpoint answering
-                       HTML): :class:`~order_guard.exceptions.TransientStoreError`, never a
+                       HTML), or one botocore cannot parse (not UTF-8):
+                       :class:`~order_guard.exceptions.TransientStoreError`, never a
                        success (:mod:`order_guard.dynamodb_calls`)
 our own                :data:`OWN_TRANSIENT_ERRORS`:
                        :class:`~order_guard.exceptions.TransientStoreError`,

@@ -24,26 +24,38 @@ from tests.support.aws import LambdaContext, Tables, free_port, shared_client, s
 from tests.support.environment import queue_settings, workflow_settings_for
 from tests.support.logs import LogCapture
 
-
-class HtmlEverywhere(BaseHTTPRequestHandler):
-    """A web server where the DynamoDB endpoint should be: HTTP 200, an HTML page."""
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        page = b"<!doctype html><title>Welcome</title><p>It works!"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+WRONG_ANSWERS = {
+    # a web server where the DynamoDB endpoint should be: an HTML page
+    "html page": (b"<!doctype html><title>Welcome</title><p>It works!", "text/html"),
+    # something else again: bytes that are not UTF-8 (botocore's JSON parser cannot
+    # decode them, and raises UnicodeDecodeError, which is neither of its error classes)
+    "undecodable bytes": (b"\xff\xfe\x00\x81 binary \xc3\x28", "application/octet-stream"),
+}
 
 
-@pytest.fixture
-def wrong_endpoint() -> Iterator[Any]:
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), HtmlEverywhere)
+def answering(body: bytes, content_type: str) -> type[BaseHTTPRequestHandler]:
+    class WrongEndpoint(BaseHTTPRequestHandler):
+        """HTTP 200 with ``body`` to every request."""
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return WrongEndpoint
+
+
+@pytest.fixture(params=list(WRONG_ANSWERS))
+def wrong_endpoint(request: pytest.FixtureRequest) -> Iterator[Any]:
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", free_port()), answering(*WRONG_ANSWERS[request.param])
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield shared_client(
         "dynamodb",
@@ -67,16 +79,30 @@ def test_records_answered_by_an_html_page_are_all_listed_not_acknowledged(
     assert decisions == {("error", "TransientStoreError", True)}
 
 
-def test_the_workflow_worker_fails_transiently_on_an_html_answer(
-    wrong_endpoint: Any, tables: Tables, lambda_context: LambdaContext
+def test_the_workflow_worker_fails_transiently_on_a_wrong_answer(
+    wrong_endpoint: Any, tables: Tables, lambda_context: LambdaContext, workflow_logs: LogCapture
 ) -> None:
     deps = workflow_worker.Dependencies(
         wrong_endpoint, workflow_settings_for(tables.orders, tables.attempts)
     )
-    with pytest.raises(TransientStoreError, match="PutItem on test-OrdersTable answered without"):
+    with pytest.raises(TransientStoreError, match="PutItem on test-OrdersTable"):
         workflow_worker.handle({"id": "lost", "quantity": 1}, lambda_context, deps)
-    with pytest.raises(TransientStoreError, match="GetItem on test-OrdersTable answered without"):
+    with pytest.raises(TransientStoreError, match="GetItem on test-OrdersTable"):
         workflow_worker.handle({"stage": "summary", "id": "lost"}, lambda_context, deps)
     counted = {"id": "lost", "quantity": 1, "mode": "after-write"}
-    with pytest.raises(TransientStoreError, match="UpdateItem on test-AttemptsTable answered"):
+    with pytest.raises(TransientStoreError, match="UpdateItem on test-AttemptsTable"):
         workflow_worker.handle(counted, lambda_context, deps)
+
+    # Every failure wrote its RESULT line first, the counter's included.
+    results = [
+        (r.get("stage"), r.get("error_type"), r.get("transient")) for r in workflow_logs.results()
+    ]
+    assert results == [
+        ("store", "TransientStoreError", True),
+        ("summary", "TransientStoreError", True),
+        ("store", "TransientStoreError", True),
+    ]
+    (counter_failed,) = [
+        line for line in workflow_logs.lines() if line["message"] == "AttemptsCounterFailed"
+    ]
+    assert counter_failed["error_type"] == "TransientStoreError"
