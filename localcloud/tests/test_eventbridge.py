@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
 from localcloud.tests.support.cloud import started
+from localcloud.tests.support.logs import printed
 from localcloud.tests.support.paths import APPS
 
 EVENTS_APP = APPS / "events_app"
@@ -36,23 +37,7 @@ def cloud() -> Iterator[LocalCloud]:
 def logged(cloud: LocalCloud, logical_id: str, key: str) -> list[Any]:
     """What the function printed under ``key`` (one JSON line per invocation), oldest
     first; ``[]`` when it has no log group (never invoked)."""
-    function = cloud.function(logical_id)
-    logs = cloud.client("logs")
-    try:
-        streams = logs.describe_log_streams(logGroupName=function.log_group)["logStreams"]
-    except logs.exceptions.ResourceNotFoundException:
-        return []
-    found: list[tuple[int, Any]] = []
-    for stream in streams:
-        events = logs.get_log_events(
-            logGroupName=function.log_group, logStreamName=stream["logStreamName"]
-        )["events"]
-        for event in events:
-            if event["message"].startswith("{"):
-                line = json.loads(event["message"])
-                if key in line:
-                    found.append((event["timestamp"], line[key]))
-    return [value for _, value in sorted(found, key=lambda pair: pair[0])]
+    return [line[key] for line in printed(cloud, logical_id) if key in line]
 
 
 def put(cloud: LocalCloud, detail_type: str, detail: dict[str, Any]) -> dict[str, Any]:
