@@ -10,6 +10,7 @@ them.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import signal
 import sys
@@ -74,6 +75,30 @@ def announce(cloud: LocalCloud) -> None:
         f"point the AWS CLI, SDKs and SAM CLI here: export AWS_ENDPOINT_URL={cloud.endpoint_url} "
         f"{credentials} AWS_DEFAULT_REGION={cloud.region}"
     )
+    say(
+        "an API's pages open in a browser on an origin of their own: "
+        f"http://<api-id>.execute-api.localhost:{cloud.server_port}/<stage>/ (a stack's "
+        "path-style URLs send a browser there)"
+    )
+    if not loopback(cloud.host):
+        say(
+            f"warning: listening on {cloud.host}, not on loopback: anyone who can reach this "
+            f"machine on port {cloud.server_port} gets the whole account (every function's "
+            "code and environment, every table, queue, bucket and secret), since the local "
+            "cloud checks no signature; bind 127.0.0.1 (the default) unless a container "
+            "must reach it"
+        )
+
+
+def loopback(host: str) -> bool:
+    """Whether an address to bind is loopback only (``127.0.0.0/8``, ``::1``, ``localhost``);
+    ``0.0.0.0``, ``::`` and every other address or name is not."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def server_options(parser: argparse.ArgumentParser, *, port: int = 5000) -> None:

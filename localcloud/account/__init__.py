@@ -48,8 +48,8 @@ from localcloud.cloudformation.provider import ACCOUNT_ID, Deployment
 from localcloud.cloudformation.template import Template
 from localcloud.patches import activity
 from localcloud.server import view as view_module
-from localcloud.server.app import LocalServer, PublicRoutes, free_port
-from localcloud.server.guard import Policy
+from localcloud.server.app import LocalServer, free_port
+from localcloud.server.guard import Policy, PublicRoutes
 from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
@@ -77,9 +77,11 @@ FAKE_CREDENTIALS = {
 }
 
 
-API_ROUTES = PublicRoutes(api_invoke.is_route, api_invoke.Routes)
-"""An API's stages, public and unsigned as on AWS (:mod:`localcloud.services.apigateway.
-invoke`)."""
+API_ROUTES = PublicRoutes(
+    origin=api_invoke.is_origin, route=api_invoke.is_route, app=api_invoke.answer
+)
+"""An API's stages, public and unsigned as on AWS, on the API's own origin and at the
+path-style URL (:mod:`localcloud.services.apigateway.invoke`)."""
 
 
 class LocalCloud:

@@ -1,5 +1,5 @@
-"""The local server: moto's threaded server, with the live view mounted beside the AWS
-APIs and the guard in front of both.
+"""The local server: moto's threaded server, with the live view and the APIs' routes beside
+the AWS APIs, the guard in front of all three deciding which one a request reaches.
 
 May import: :mod:`localcloud.server.guard`, :mod:`localcloud.text`.
 """
@@ -10,8 +10,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -20,11 +18,10 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
-from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from werkzeug.serving import make_server
 from werkzeug.wsgi import ClosingIterator
 
-from localcloud.server.guard import VIEW_PREFIX, Guard, Policy
+from localcloud.server.guard import Guard, Policy, PublicRoutes
 from localcloud.server.hooks import Hooked
 from localcloud.text import say
 
@@ -39,22 +36,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-@dataclass(frozen=True)
-class PublicRoutes:
-    """Routes that are public on AWS (an API's stages): ``matches(path)`` says whether a
-    path is one, ``wrap(app)`` is ``app`` with them answered in front of it. The guard lets
-    their calls through unsigned; its Host and origin checks still apply."""
-
-    matches: Callable[[str], bool]
-    wrap: Callable[[Any], Any]
-
-
 class LocalServer(ThreadedMotoServer):
-    """moto's threaded server with the live view mounted at ``/_localcloud`` (the WSGI
-    apps the local server already runs: moto's, and a Flask app beside it), both behind
-    :class:`~localcloud.server.guard.Guard` (Host, origin and signature checks; moto's control
-    API not served), the AWS APIs through the hook of :mod:`~localcloud.server.hooks`. A
-    failure to listen is raised from :meth:`start` instead of leaving it waiting forever."""
+    """moto's threaded server with the live view mounted at ``/_localcloud`` (a Flask app
+    beside moto's) and the APIs' routes (``public``), all three behind
+    :class:`~localcloud.server.guard.Guard` (Host, path, origin and signature checks; moto's
+    control API not served), which hands each request to one of them; the AWS APIs through
+    the hook of :mod:`~localcloud.server.hooks`. A failure to listen is raised from
+    :meth:`start` instead of leaving it waiting forever."""
 
     def __init__(
         self,
@@ -105,18 +93,13 @@ class LocalServer(ThreadedMotoServer):
         super().stop()
 
     def _server_entry(self) -> None:
-        served: Any = DispatcherMiddleware(
-            Hooked(DomainDispatcherApplication(create_backend_app)), {VIEW_PREFIX: self._view}
-        )
-        public = self._public
-        if public is not None:
-            served = public.wrap(served)
         app = self._counted(
             Guard(
-                served,
+                Hooked(DomainDispatcherApplication(create_backend_app)),
                 self._policy,
                 report=say,
-                public=public.matches if public is not None else None,
+                view=self._view,
+                public=self._public,
             )
         )
         try:

@@ -7,13 +7,20 @@ set whose uploaded zip the deployer then runs as the developer's user; DNS rebin
 could turn a public name into this server. Local emulators have shipped that class of
 hole before (LocalStack's 2021 dashboard CSRF-to-code-execution reports); the answer,
 here as there, is an origin allow-list, a ``Host`` check and refusing unsigned calls.
-:class:`Guard` wraps the server's whole WSGI app and refuses, in this order:
+:class:`Guard` is the server's whole WSGI app. It decides once, on the path every app
+behind it reads (:mod:`~localcloud.server.request_path`), where a request goes (an API's
+route, the live view, an AWS API), hands it to that app itself (no router behind it
+decides again), and refuses, in this order:
 
 =====================  =================================================================
 ``Host``               not a name the server answers for (default ``127.0.0.1``,
                        ``localhost`` and its subdomains, the bound address, each with the
                        server's port; more with ``--allow-host``): HTTP 403. DNS
                        rebinding sends the attacker's name, which is never on the list.
+ambiguous path         a path that two servers would route differently (an encoded
+                       slash, ``//``, a dot segment …), when the guard would serve it
+                       without a signature (an API's route, the view, a presigned
+                       link): HTTP 400.
 ``Origin``             an origin other than the server's own or one named with
                        ``--allow-origin``: HTTP 403, preflights included, and no response
                        ever carries ``Access-Control-Allow-Origin`` for it. A request
@@ -38,12 +45,21 @@ the view               ``/_localcloud/`` answers ``GET`` and ``HEAD`` only (405
                        otherwise) and is never framed (``frame-ancestors 'none'``).
 =====================  =================================================================
 
-Every response leaves with ``Cross-Origin-Resource-Policy: same-origin`` and
+Every response but an API's leaves with ``Cross-Origin-Resource-Policy: same-origin`` and
 ``X-Content-Type-Options: nosniff``, so even an allowed no-cors embed cannot read it, and
 every answer of the AWS APIs with ``Content-Security-Policy: sandbox``: an S3 object
 served as HTML (a ``response-content-type`` override on a forged "presigned" link: moto
 checks no signature) never runs as this origin. Refusals are reported once per kind on
 the server's terminal, escaped.
+
+An API's routes (:class:`PublicRoutes`) are public on AWS: after the ``Host`` check and the
+path check they reach the API unsigned and from any origin, whose CORS configuration the
+browser then applies. Served on an origin of their own (``http://{api-id}.execute-api.
+localhost:{port}``, a name browsers resolve to loopback themselves), a page a function
+serves runs its scripts as it does on AWS, and its calls to the control plane, the view or
+a bucket are another origin's, refused above. Served on the control plane's origin (the
+path-style ``/restapis/{api-id}/{stage}/_user_request_/…`` that every HTTP client reaches),
+they are sandboxed as the AWS answers are.
 """
 
 from __future__ import annotations
@@ -51,11 +67,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Final
 
 from werkzeug.wrappers import Request, Response
 
-from localcloud.server.signature import signature_refusal, signed, unsigned_refusal
+from localcloud.server.request_path import ambiguity, decided_path
+from localcloud.server.signature import (
+    SIGNATURE_SCHEMES,
+    signature_refusal,
+    signed,
+    unsigned_refusal,
+)
 from localcloud.text import printable
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -67,6 +90,36 @@ CORS_METHODS: Final = "GET, HEAD, POST, PUT, DELETE, PATCH"
 FOREIGN_SITES: Final = ("cross-site", "same-site")
 """``Sec-Fetch-Site`` values of a request another origin's page made (another port of
 localhost is ``same-site``)."""
+
+
+SANDBOX: Final = "sandbox; default-src 'none'"
+"""The ``Content-Security-Policy`` of an answer that must never run as the server's
+origin: an opaque origin, no scripts, nothing loaded."""
+
+
+class Destination(Enum):
+    """Where the guard sends a request (:meth:`Guard.destination`)."""
+
+    API_ORIGIN = "an API on its own origin"
+    API_ROUTE = "an API's route on the control plane's origin"
+    VIEW = "the live view"
+    MOTO_API = "moto's control API"
+    AWS = "an AWS API"
+
+
+@dataclass(frozen=True)
+class PublicRoutes:
+    """What is public on AWS: an API's routes, answered unsigned by ``app`` (a WSGI app,
+    which answers every request it is given: nothing falls through to the AWS APIs).
+
+    ``origin(host)`` says whether a ``Host`` is an API's own origin (every path of it is
+    that API's); ``route(path)`` whether a path is an API's route on the control plane's
+    origin.
+    """
+
+    origin: Callable[[str], bool]
+    route: Callable[[str], bool]
+    app: WSGIApp
 
 
 @dataclass(frozen=True)
@@ -141,7 +194,9 @@ def _has_port(host: str) -> bool:
 
 
 class Guard:
-    """WSGI middleware applying a :class:`Policy` in front of ``app``."""
+    """The server's WSGI app: applies a :class:`Policy`, then hands each request to the one
+    app its :class:`Destination` names: ``app`` (the AWS APIs), ``view`` (mounted at
+    :data:`VIEW_PREFIX`; ``app`` when not given) or ``public``'s."""
 
     def __init__(
         self,
@@ -149,26 +204,57 @@ class Guard:
         policy: Policy,
         *,
         report: Callable[[str], None],
-        public: Callable[[str], bool] | None = None,
+        view: WSGIApp | None = None,
+        public: PublicRoutes | None = None,
     ) -> None:
         self.app = app
         self.policy = policy
         self.report = report
+        self.view = view
         self.public = public
-        """Paths public on AWS (an API's routes): answered unsigned, after the Host and
-        origin checks."""
+
+    def destination(self, host: str, path: str) -> Destination:
+        """Where a request for ``path`` (the decided path, :func:`~localcloud.server.
+        request_path.decided_path`) on ``host`` goes."""
+        if self.public is not None and self.public.origin(host.strip().lower()):
+            return Destination.API_ORIGIN
+        if self.public is not None and self.public.route(path):
+            return Destination.API_ROUTE
+        if path == VIEW_PREFIX or path.startswith(f"{VIEW_PREFIX}/"):
+            return Destination.VIEW
+        if path == MOTO_API_PREFIX or path.startswith(f"{MOTO_API_PREFIX}/"):
+            return Destination.MOTO_API
+        return Destination.AWS
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         request = Request(environ, populate_request=False, shallow=True)
-        if self.public is not None and self.public(request.path):
-            return self._public_route(request, environ, start_response)
-        refusal, cross_origin = self._check(request)
+        host = request.headers.get("Host")
+        refusal = self._host_refusal(host)
+        if refusal is not None:
+            return refusal(environ, start_response)
+        path = decided_path(environ)
+        destination = self.destination(str(host), path)
+        unsigned = not request.headers.get("Authorization", "").startswith(SIGNATURE_SCHEMES)
+        if destination in (Destination.API_ORIGIN, Destination.API_ROUTE, Destination.VIEW) or (
+            unsigned and destination is Destination.AWS
+        ):
+            why = ambiguity(environ)
+            if why is not None:
+                return self._refuse(
+                    "ambiguous",
+                    path,
+                    400,
+                    f"the path {path!r} is ambiguous ({why}): servers route it differently, "
+                    "so the local cloud does not; send it without",
+                )(environ, start_response)
+        if destination in (Destination.API_ORIGIN, Destination.API_ROUTE):
+            return self._public_route(destination, environ, start_response)
+        refusal, cross_origin = self._check(request, destination, path)
         if refusal is not None:
             return refusal(environ, start_response)
         if cross_origin and request.method == "OPTIONS":
             return self._preflight(request)(environ, start_response)
-        path = request.path
-        view = path == VIEW_PREFIX or path.startswith(f"{VIEW_PREFIX}/")
+        view = destination is Destination.VIEW
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             kept = [(k, v) for k, v in headers if not k.lower().startswith("access-control-")]
@@ -182,7 +268,7 @@ class Guard:
                 # An AWS answer is never a page: an S3 object served with a text/html type
                 # (a response-content-type override, a presigned link opened directly)
                 # must not run as this origin.
-                kept += [("Content-Security-Policy", "sandbox; default-src 'none'")]
+                kept += [("Content-Security-Policy", SANDBOX)]
             if view:
                 kept += [
                     (
@@ -194,35 +280,41 @@ class Guard:
                 ]
             return start_response(status, kept, exc_info)
 
+        if view and self.view is not None:
+            # Mounted as werkzeug's DispatcherMiddleware mounts an app: the prefix moves
+            # from PATH_INFO to SCRIPT_NAME.
+            environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + VIEW_PREFIX
+            environ["PATH_INFO"] = path[len(VIEW_PREFIX) :]
+            return self.view(environ, start)
         return self.app(environ, start)
 
     def _public_route(
-        self, request: Request, environ: dict[str, Any], start_response: Callable[..., Any]
+        self, destination: Destination, environ: dict[str, Any], start_response: Callable[..., Any]
     ) -> Any:
-        """An API's route, public on AWS: the Host check applies (DNS rebinding), the
-        origin is the API's to answer (its own CORS headers reach the browser, which
-        decides, as it does for the API on AWS), and no signature is asked for."""
-        host = request.headers.get("Host")
-        refusal = self._host_refusal(host)
-        if refusal is not None:
-            return refusal(environ, start_response)
+        """An API's route, public on AWS: the origin is the API's to answer (its own CORS
+        headers reach the browser, which decides, as it does for the API on AWS), and no
+        signature is asked for. On its own origin it is answered as API Gateway answers;
+        on the control plane's, sandboxed."""
+        assert self.public is not None
+        if destination is Destination.API_ORIGIN:
+            return self.public.app(environ, start_response)
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             kept = [
                 *headers,
                 ("X-Content-Type-Options", "nosniff"),
-                ("Content-Security-Policy", "sandbox; default-src 'none'"),
+                ("Content-Security-Policy", SANDBOX),
             ]
             return start_response(status, kept, exc_info)
 
-        return self.app(environ, start)
+        return self.public.app(environ, start)
 
-    def _check(self, request: Request) -> tuple[Response | None, bool]:
-        """``(refusal or None, whether the request is an allowed cross-origin one)``."""
+    def _check(
+        self, request: Request, destination: Destination, path: str
+    ) -> tuple[Response | None, bool]:
+        """``(refusal or None, whether the request is an allowed cross-origin one)`` of a
+        request to the view, moto's control API or an AWS API."""
         host = request.headers.get("Host")
-        refusal = self._host_refusal(host)
-        if refusal is not None:
-            return refusal, False
         origin = request.headers.get("Origin")
         cross_origin = False
         if origin is not None and not self.policy.own_origin(origin, host):
@@ -245,14 +337,13 @@ class Guard:
             ), False
         if cross_origin and request.method == "OPTIONS":
             return None, True  # a preflight of an allowed origin: answered by the guard
-        path = request.path
-        if path == VIEW_PREFIX or path.startswith(f"{VIEW_PREFIX}/"):
+        if destination is Destination.VIEW:
             if request.method not in ("GET", "HEAD"):
                 refusal = Response("the live view is read-only: GET and HEAD only\n", 405)
                 refusal.headers["Allow"] = "GET, HEAD"
                 return refusal, False
             return None, cross_origin
-        if path == MOTO_API_PREFIX or path.startswith(f"{MOTO_API_PREFIX}/"):
+        if destination is Destination.MOTO_API:
             return self._refuse(
                 "moto-api",
                 path,

@@ -26,6 +26,8 @@ from xml.sax.saxutils import escape
 import botocore.session
 from werkzeug.wrappers import Request, Response
 
+from localcloud.server.request_path import decided_path
+
 SIGV4: Final = "AWS4-HMAC-SHA256"
 SIGV4A: Final = "AWS4-ECDSA-P256-SHA256"
 SIGNATURE_SCHEMES: Final = (f"{SIGV4} ", f"{SIGV4A} ")
@@ -66,7 +68,7 @@ def signed(request: Request) -> bool:
     if not query.get("X-Amz-Signature") or not credential.endswith("/s3/aws4_request"):
         return False
     host = str(request.headers.get("Host", "")).lower().rpartition(":")[0]
-    segments = [s for s in request.path.split("/") if s]
+    segments = [s for s in decided_path(request.environ).split("/") if s]
     virtual_hosted = host.endswith(".localhost")
     return len(segments) >= (1 if virtual_hosted else 2)
 

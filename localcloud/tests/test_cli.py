@@ -83,6 +83,26 @@ def test_a_busy_port_is_refused_before_anything_starts(
     assert f"--port {port + 1}" in printed
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20"])
+def test_a_server_bound_beyond_loopback_warns_that_the_network_gets_the_account(
+    host: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 47: ``--host 0.0.0.0`` hands the account to the network without a word."""
+    cli.announce(LocalCloud(server_port=5000, host=host))
+    warning = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert len(warning) == 1
+    assert f"listening on {host}, not on loopback" in warning[0]
+    assert "gets the whole account" in warning[0]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_a_server_on_loopback_gives_no_warning(
+    host: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli.announce(LocalCloud(server_port=5000, host=host))
+    assert "warning" not in capsys.readouterr().out
+
+
 # --- the commands against a running server: status, invoke, deploy ----------------------
 
 

@@ -11,8 +11,10 @@ The fixture app ``fixtures/apps/rest_api`` is the suite's own (its
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -23,6 +25,7 @@ import pytest
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
 from localcloud.services.apigateway.formats import proxy_response, response_v2
+from localcloud.services.apigateway.invoke import PAYLOAD_LIMIT
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import FIXTURES
 from localcloud.tests.test_resources_as_written import change_set, failures
@@ -323,3 +326,102 @@ def test_a_mock_integration_that_is_not_static_is_refused_by_name(cloud: LocalCl
     change_set(cloud, name, json.dumps(body))
     reasons = [reason for logical_id, reason in failures(cloud, name) if logical_id == "Api"]
     assert any("Api.Body.paths./x.options" in r and "static" in r for r in reasons), reasons
+
+
+# --- issue 47: the API's own origin, navigations sent there, the 10 MB payload quota --------
+
+
+def api_id_of(url: str) -> str:
+    """The API id of a path-style local URL."""
+    return url.split("/restapis/")[1].split("/")[0]
+
+
+def on_origin(cloud: LocalCloud, api_id: str, path: str) -> tuple[int, Any, bytes]:
+    """``GET path`` on the API's own origin, ``{api-id}.execute-api.localhost:{port}``
+    (reached on 127.0.0.1 with that ``Host``: this machine's resolver knows no
+    ``*.localhost`` name, which browsers resolve themselves)."""
+    connection = http.client.HTTPConnection("127.0.0.1", cloud.server_port, timeout=30)
+    try:
+        connection.request(
+            "GET", path, headers={"Host": f"{api_id}.execute-api.localhost:{cloud.server_port}"}
+        )
+        answer = connection.getresponse()
+        return answer.status, answer.headers, answer.read()
+    finally:
+        connection.close()
+
+
+def test_a_rest_api_answers_on_its_own_origin_under_its_stage(cloud: LocalCloud) -> None:
+    api_id = api_id_of(cloud.outputs["ImplicitUrl"])
+    status, headers, body = on_origin(cloud, api_id, "/Prod/items/item-9")
+    event = json.loads(body)
+    assert (status, event["path"], event["pathParameters"]) == (
+        200,
+        "/items/item-9",
+        {"id": "item-9"},
+    )
+    assert "Content-Security-Policy" not in headers  # a page of the API runs as on AWS
+    status, _, body = on_origin(cloud, api_id, "/_localcloud/state.json")
+    assert (status, json.loads(body)) == (403, {"message": "Missing Authentication Token"})
+
+
+def test_an_http_apis_default_stage_answers_at_its_origins_root(cloud: LocalCloud) -> None:
+    status, _, body = on_origin(cloud, api_id_of(cloud.outputs["HttpUrl"]), "/v2/x-3")
+    assert (status, json.loads(body)["rawPath"]) == (200, "/v2/x-3")
+
+
+@pytest.mark.parametrize(
+    ("output", "rest", "expected"),
+    [
+        ("ImplicitUrl", "/items/i-1?tag=a", "/Prod/items/i-1?tag=a"),
+        ("HttpUrl", "v2/x-1", "/v2/x-1"),
+        ("BetaUrl", "/ping", "/beta/ping"),
+    ],
+)
+def test_a_browser_opening_a_path_style_url_is_sent_to_the_apis_origin(
+    cloud: LocalCloud, output: str, rest: str, expected: str
+) -> None:
+    url = f"{cloud.outputs[output]}{rest}"
+    navigation = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    connection = http.client.HTTPConnection("127.0.0.1", cloud.server_port, timeout=30)
+    try:
+        connection.request("GET", url.split(str(cloud.server_port), 1)[1], headers=navigation)
+        answer = connection.getresponse()
+        answer.read()
+    finally:
+        connection.close()
+    origin = f"http://{api_id_of(url)}.execute-api.localhost:{cloud.server_port}"
+    assert (answer.status, answer.headers["Location"]) == (307, origin + expected)
+    # a program calling the same URL is answered there, sandboxed
+    status, headers, _ = call(url)
+    assert status == 200
+    assert headers["Content-Security-Policy"].startswith("sandbox")
+
+
+def test_a_body_over_api_gateways_10_mb_quota_is_refused_before_it_is_read(
+    cloud: LocalCloud,
+) -> None:
+    """Issue 47, finding 4: a route read a body of any size into the server's memory. The
+    body is declared and never sent: the answer comes without it."""
+    url = urllib.parse.urlsplit(f"{cloud.outputs['ImplicitUrl']}/items")
+    connection = http.client.HTTPConnection("127.0.0.1", cloud.server_port, timeout=30)
+    try:
+        connection.putrequest("POST", url.path)
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(PAYLOAD_LIMIT + 1))
+        connection.endheaders()
+        answer = connection.getresponse()
+        status, body = answer.status, answer.read()
+    finally:
+        connection.close()
+    assert (status, json.loads(body)) == (413, {"message": "Request Too Long"})
+
+
+def test_a_chunked_body_over_the_quota_is_cut_off_at_it(cloud: LocalCloud) -> None:
+    """A body sent in chunks declares no length: it is read up to the quota, no further."""
+    url = f"{cloud.outputs['ImplicitUrl']}/items"
+    chunk = b"x" * (1024 * 1024)
+    chunks = [chunk] * (PAYLOAD_LIMIT // len(chunk)) + [b"y"]
+    chunked = {"Transfer-Encoding": "chunked"}
+    status, _, body = call(url, "POST", iter(chunks), chunked)  # type: ignore[arg-type]
+    assert (status, json.loads(body)) == (413, {"message": "Request Too Long"})

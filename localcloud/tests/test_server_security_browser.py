@@ -274,3 +274,53 @@ def test_a_forged_presigned_link_to_an_object_does_not_run_as_this_origin(
         assert page.title() == "note"
     finally:
         page.close()
+
+
+# --- issue 47, finding 1: one decision on one path ------------------------------------------
+
+ENCODED_SLASH_ATTACKS = """
+const {port: P, secret: SECRET} = CONFIG;
+const outcomes = {};
+const read = async (r) => "read " + r.status + ": " + (await r.text()).slice(0, 300);
+const attempt = async (name, run) => {
+  try { outcomes[name] = await run(); } catch (e) { outcomes[name] = "blocked: " + e.name; } };
+const notes = `http://notes-public.localhost:${P}`;
+const route = "/%2Frestapis/a/b/_user_request_";
+await attempt("plant an object", async () =>
+  read(await fetch(notes + route + "/planted", {method: "PUT", body: "planted"})));
+await attempt("copy a private object", async () =>
+  read(await fetch(notes + route + "/loot", {method: "PUT",
+    headers: {"x-amz-copy-source": SECRET}})));
+await attempt("read the copy", async () => read(await fetch(notes + route + "/loot")));
+await attempt("read it through the view's prefix", async () =>
+  read(await fetch(notes + "/%2F_localcloud/loot")));
+await attempt("read the private object", async () =>
+  read(await fetch(`http://cards-private.localhost:${P}/%2F_localcloud/../cards.csv`)));
+window.outcomes = outcomes;
+"""
+
+
+def test_an_encoded_slash_neither_plants_an_object_nor_reads_a_private_one(
+    browser: Browser, server: LocalCloud
+) -> None:
+    """Issue 47, finding 1: a page sent ``/%2Frestapis/…`` to ``<bucket>.localhost``; the
+    guard let it through unsigned as an API's route, and S3 stored it (and served a private
+    object copied beside it)."""
+    s3 = server.client("s3")
+    s3.create_bucket(Bucket="notes-public")
+    s3.create_bucket(Bucket="cards-private")
+    s3.put_object(Bucket="cards-private", Key="cards.csv", Body=b"alice,4111-1111-1111-1111")
+    config = {"port": server.server_port, "secret": "cards-private/cards.csv"}
+    attacker = Site(
+        "<!doctype html><title>a page</title><body><script type=module>"
+        f"const CONFIG = {json.dumps(config)};\n{ENCODED_SLASH_ATTACKS}</script>"
+    )
+    try:
+        outcomes = run_attacks(browser, f"http://attacker.test:{attacker.port}/")
+    finally:
+        attacker.close()
+    assert set(outcomes.values()) == {"blocked: TypeError"}, outcomes  # nothing read, 400s
+    assert s3.list_objects_v2(Bucket="notes-public").get("KeyCount") == 0  # nothing planted
+    assert (
+        s3.get_object(Bucket="cards-private", Key="cards.csv")["Body"].read().startswith(b"alice,")
+    )

@@ -1,6 +1,6 @@
 """API Gateway: REST APIs (:mod:`.providers`) and HTTP APIs (:mod:`.http_providers`) with
 Lambda proxy and AWS service integrations, invoked at a path-style local URL
-(:mod:`.invoke`).
+or on the API's own origin (:mod:`.invoke`).
 
 May import: the engine's provider contract, :mod:`localcloud.services.lambda_`.
 """
@@ -13,10 +13,13 @@ from localcloud.services.service import Service
 
 SURFACES: Final = (
     "REST API routes at /restapis/{api-id}/{stage}/_user_request_/{path} (unsigned, as on "
-    "AWS); integrations: Lambda proxy (aws_proxy, payload format 1.0), AWS service (aws) to "
+    "AWS; a browser's navigation sent on to the API's own origin) and at "
+    "http://{api-id}.execute-api.localhost:{port}/{stage}/{path}; bodies up to API Gateway's "
+    "10 MB; integrations: Lambda proxy (aws_proxy, payload format 1.0), AWS service (aws) to "
     + ", ".join(sorted(SERVICES))
     + " with mapping templates, SAM's static CORS mocks",
-    "HTTP API routes at /restapis/{api-id}/{stage or $default}/_user_request_/{path}; "
+    "HTTP API routes at /restapis/{api-id}/{stage or $default}/_user_request_/{path} and "
+    "http://{api-id}.execute-api.localhost:{port}/[{stage}/]{path}; "
     "integrations: Lambda proxy (payload format 1.0 and 2.0), first-class "
     + ", ".join(sorted(SUBTYPES))
     + "; CorsConfiguration",
