@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+from botocore.exceptions import ClientError
+
 
 class UnsupportedTemplate(Exception):
     """The local cloud cannot honour part of the template; the message names where."""
@@ -36,3 +42,57 @@ class AlreadyExists(Exception):  # noqa: N818 - CloudFormation's handler error c
             "(HandlerErrorCode: AlreadyExists)"
         )
         self.where = where
+
+
+class HandlerFailed(Exception):  # noqa: N818 - CloudFormation's "Resource handler" failure
+    """A resource's service refused the request that creates or updates it: the reason
+    CloudFormation gives (``Resource handler returned message: "<the service's message>
+    (Service: Lambda, Status Code: 400, Request ID: <id>)" (RequestToken: <token>,
+    HandlerErrorCode: InvalidRequest)``), which fails the resource and rolls the stack
+    back. ``where`` is ``<LogicalId>``."""
+
+    HANDLER_ERROR_CODES: Final = {
+        "ValidationException": "InvalidRequest",
+        "InvalidParameterValueException": "InvalidRequest",
+        "InvalidRequestException": "InvalidRequest",
+        "ResourceNotFoundException": "NotFound",
+        "ResourceConflictException": "ResourceConflict",
+        "TooManyRequestsException": "Throttling",
+        "ServiceQuotaExceededException": "ServiceLimitExceeded",
+    }
+    """A service's error code → the handler error code CloudFormation reports
+    (CloudFormation CLI, "Handler error codes"); any other is ``GeneralServiceException``."""
+
+    def __init__(
+        self,
+        where: str,
+        service: str,
+        code: str,
+        message: str,
+        *,
+        status: int = 400,
+        request_id: str | None = None,
+    ) -> None:
+        handler_code = self.HANDLER_ERROR_CODES.get(code, "GeneralServiceException")
+        super().__init__(
+            f'Resource handler returned message: "{message} (Service: {service}, Status '
+            f'Code: {status}, Request ID: {request_id or uuid.uuid4()})" (RequestToken: '
+            f"{uuid.uuid4()}, HandlerErrorCode: {handler_code})"
+        )
+        self.where = where
+        self.code = code
+
+    @classmethod
+    def of(cls, where: str, service: str, error: ClientError) -> HandlerFailed:
+        """The failure a botocore ``ClientError`` of ``service``'s API stands for."""
+        response: Mapping[str, Any] = error.response
+        details: Mapping[str, Any] = response.get("Error", {})
+        metadata: Mapping[str, Any] = response.get("ResponseMetadata", {})
+        return cls(
+            where,
+            service,
+            str(details.get("Code", "InternalFailure")),
+            str(details.get("Message", "")),
+            status=int(metadata.get("HTTPStatusCode", 400)),
+            request_id=metadata.get("RequestId"),
+        )

@@ -23,7 +23,7 @@ from localcloud.cloudformation import stacks as stack_module
 from localcloud.cloudformation import update as stack_update
 from localcloud.cloudformation.changesets import LOCK, Host, LocalChangeSet, LocalStack, as_local
 from localcloud.cloudformation.deployer import deploy
-from localcloud.cloudformation.exceptions import AlreadyExists, UnsupportedTemplate
+from localcloud.cloudformation.exceptions import AlreadyExists, HandlerFailed, UnsupportedTemplate
 from localcloud.cloudformation.provider import Deployment
 
 
@@ -145,7 +145,7 @@ def _failed_resource(
     logical_id = where.split(".")[0] if where else change_set.stack_name
     reason = (
         str(exc)
-        if isinstance(exc, UnsupportedTemplate | AlreadyExists)
+        if isinstance(exc, UnsupportedTemplate | AlreadyExists | HandlerFailed)
         else f"{type(exc).__name__}: {exc}"
     )
     declared = change_set.deployed.declared_resources if change_set.deployed else {}

@@ -18,7 +18,12 @@ from urllib.parse import parse_qsl
 
 from werkzeug.wrappers import Request, Response
 
-from localcloud.services.lambda_.runtime import Throttled, invoke_through_api, lookup
+from localcloud.services.lambda_.runtime import (
+    RequestTooLarge,
+    Throttled,
+    invoke_through_api,
+    lookup,
+)
 
 ACCOUNT_ID: Final = "123456789012"
 PROXY_KEYS: Final = frozenset(
@@ -235,11 +240,12 @@ def proxy_response(result: Any, *, decode: bool = True) -> Response | None:
 
 def invoke_proxy(uri: str, event: Mapping[str, Any]) -> Any:
     """The result of the function a Lambda proxy integration's ``uri`` names, given
-    ``event``; ``None`` for a function error, a throttle or a function that is gone."""
+    ``event``; ``None`` for a function error, a throttle, an event over Lambda's 6 MB
+    payload quota (Lambda refuses the invocation) or a function that is gone."""
     function_arn = uri.split("/functions/", 1)[-1].removesuffix("/invocations")
     try:
         invocation = invoke_through_api(lookup(function_arn), event)
-    except (KeyError, Throttled):
+    except (KeyError, Throttled, RequestTooLarge):
         return None
     return None if invocation.error else invocation.payload
 

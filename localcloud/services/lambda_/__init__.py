@@ -4,10 +4,11 @@ creates and invokes them, and the event source mappings that feed them.
 - the runtime (:mod:`.runtime`): the runtime contract, execution environments in this
   process or as process trees fed by the Lambda Runtime API, the function's environment,
   its output, the account's functions, and the listeners and hooks around every invocation;
-- the Lambda API (:mod:`.patches`): moto's control plane and invoke API, run on the
-  runtime; versions and aliases (:mod:`.version_patches`); the event source mapping API
-  (:mod:`.mapping_patches`), moto's own SQS trigger switched off; ``Code.Location`` as a
-  link that downloads the package (:mod:`.code_links`);
+- the Lambda API (:mod:`.patches`, :mod:`.invoke_patches`): moto's control plane and
+  invoke API, run on the runtime within Lambda's quotas (:mod:`.limits`); versions and
+  aliases (:mod:`.version_patches`); the event source mapping API (:mod:`.mapping_patches`),
+  moto's own SQS trigger switched off; ``Code.Location`` as a link that downloads the
+  package (:mod:`.code_links`);
 - event source mappings (:mod:`.event_source_mappings`): a poller per mapping, made by
   the service its source belongs to;
 - asynchronous invocation (:mod:`.asynchronous`): the queue, retries, destinations and
@@ -26,6 +27,7 @@ from localcloud.services.lambda_ import (
     code_links,
     dispatch,
     event_source_mappings,
+    invoke_patches,
     mapping_patches,
     patches,
     providers,
@@ -40,6 +42,7 @@ from localcloud.services.lambda_.runtime import (
     PackageError,
     Platform,
     ProcessFunction,
+    RequestTooLarge,
     Throttled,
     access_key_for,
     add_listener,
@@ -68,6 +71,7 @@ SERVICE: Final = Service(
     "lambda",
     providers=providers.PROVIDERS,
     patches=(
+        *invoke_patches.PATCHES,
         *patches.PATCHES,
         *version_patches.PATCHES,
         *mapping_patches.PATCHES,
@@ -76,7 +80,8 @@ SERVICE: Final = Service(
     surfaces=(
         "the Runtime API (awslambdaric) in an execution environment of its own per "
         "concurrent invocation: one process tree each, reserved and account concurrency, "
-        "timeouts, the payload and package size limits, versions, aliases and layers",
+        "timeouts, Lambda's payload, configuration and package quotas, each with Lambda's "
+        "error, versions, aliases and layers",
     ),
 )
 
@@ -92,6 +97,7 @@ __all__ = [
     "PackageError",
     "Platform",
     "ProcessFunction",
+    "RequestTooLarge",
     "Throttled",
     "access_key_for",
     "add_listener",

@@ -9,7 +9,15 @@ every ``tick_s`` seconds, and only a ready mapping is polled, on a pool of at mo
 :data:`POLL_WORKERS` threads. A mapping has one poll in flight at a time and is polled
 again at once after a poll that invoked its function; after a poll that failed it waits
 :data:`PROBLEM_BACKOFF_S`, or whatever its poll says (a throttled one backs off). The
-threads do not grow with the number of mappings. The SQS poller
+threads do not grow with the number of mappings, only with the polls in flight.
+
+Mappings cannot starve each other: Lambda scales pollers per mapping, so a mapping whose
+function is busy delays no other. A poll holds a thread while its function runs, and a
+running function holds one of the account's concurrency
+(:data:`~localcloud.services.lambda_.runtime.environments.ACCOUNT_CONCURRENCY`), so the
+pool has as many threads: a ready mapping waits for a thread only while every one of the
+account's executions is a mapping's, when Lambda would throttle its invocation too (a
+pool of 16 let 16 busy mappings hold back every other one). The SQS poller
 (:mod:`localcloud.services.sqs.poller`) and the stream pollers
 (:mod:`.stream_mappings`) share it.
 """
@@ -22,8 +30,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-POLL_WORKERS: Final = 16
-"""Polls in flight at once, all mappings together (each one invokes a function)."""
+from localcloud.services.lambda_.runtime.environments import ACCOUNT_CONCURRENCY
+
+POLL_WORKERS: Final = ACCOUNT_CONCURRENCY
+"""Polls in flight at once, all mappings together: one per execution the account can run
+at once (each poll invokes a function and waits for it)."""
 PROBLEM_BACKOFF_S: Final = 5.0
 """How long a mapping waits after a poll that raised (a deleted queue, say)."""
 

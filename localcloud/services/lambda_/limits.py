@@ -6,6 +6,11 @@
 - A package uploaded directly (``ZipFile``) is at most 50 MB zipped (Lambda quotas,
   "Deployment package (.zip file archive) size"); unzipped, 250 MB, counted while it is
   extracted (:mod:`.runtime.packages`).
+- A function's configuration (Lambda quotas, "Function configuration, deployment, and
+  execution"; CreateFunction and UpdateFunctionConfiguration): ``Timeout`` 1 to 900
+  seconds, ``MemorySize`` 128 to 10,240 MB, ``EphemeralStorage.Size`` 512 to 10,240 MB
+  (``ValidationException``), and the ``Environment`` variables at most 4 KB, measured as
+  their compact JSON (``InvalidParameterValueException``): :func:`check_configuration`.
 - The runtime: the local cloud runs Python functions only: a ``python3.x`` function under
   that CPython where the machine has it with awslambdaric installed for it, else under
   this interpreter with one warning naming both versions (:mod:`.runtime.interpreters`);
@@ -15,10 +20,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import threading
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from localcloud.services.lambda_.runtime.interpreters import interpreter_for
 from localcloud.text import say
@@ -31,6 +38,14 @@ FUNCTION_NAME: Final = re.compile(
     r"([a-zA-Z0-9-_]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?"
 )
 """The ``FunctionName`` pattern of the Lambda API reference (CreateFunction)."""
+TIMEOUT_S: Final = (1, 900)
+"""A function's ``Timeout``, least and most (seconds)."""
+MEMORY_MB: Final = (128, 10_240)
+"""A function's ``MemorySize``, least and most (MB)."""
+EPHEMERAL_STORAGE_MB: Final = (512, 10_240)
+"""A function's ``EphemeralStorage.Size`` (``/tmp``), least and most (MB)."""
+ENVIRONMENT_LIMIT: Final = 4_096
+"""A function's ``Environment.Variables``, at most, as compact JSON (bytes)."""
 RUNS: Final = f"python{sys.version_info.major}.{sys.version_info.minor}"
 _WARNED: set[str] = set()
 _WARNED_LOCK = threading.Lock()
@@ -107,4 +122,77 @@ def check_runtime(runtime: object, package_type: object = None) -> str | None:
             _WARNED.add(runtime)
         if first:
             say(warning)
+    return None
+
+
+def check_configuration(spec: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Lambda's (error code, message) for a ``CreateFunction`` or
+    ``UpdateFunctionConfiguration`` request whose ``Timeout``, ``MemorySize``,
+    ``EphemeralStorage`` or ``Environment`` is past its quota, or ``None``.
+
+    The answers Lambda gives: the request validation's ``ValidationException`` ("1
+    validation error detected: Value '901' at 'timeout' failed to satisfy constraint:
+    Member must have value less than or equal to 900", every such error in one message),
+    then ``ValidationException`` "'MemorySize' value failed to satisfy constraint: Member
+    must have value less than or equal to 10240", then ``InvalidParameterValueException``
+    "Lambda was unable to configure your environment variables because the environment
+    variables you have provided exceeded the 4KB limit. String measured: <the variables
+    as compact JSON>". A value that is not a whole number is a validation error of its own.
+    """
+    storage = spec.get("EphemeralStorage")
+    ranged: list[tuple[str, object, tuple[int, int | None]]] = [
+        ("timeout", spec.get("Timeout"), TIMEOUT_S),
+        # above 10,240 MB is a check of its own, after the request's validation
+        ("memorySize", spec.get("MemorySize"), (MEMORY_MB[0], None)),
+        (
+            "ephemeralStorage.size",
+            storage.get("Size") if isinstance(storage, Mapping) else storage,
+            EPHEMERAL_STORAGE_MB,
+        ),
+    ]
+    errors = []
+    for field, value, bounds in ranged:
+        problem = _out_of_range(value, bounds)
+        if problem is not None:
+            errors.append(
+                f"Value '{_shown(str(value))}' at '{field}' failed to satisfy constraint: {problem}"
+            )
+    if errors:
+        counted = "1 validation error" if len(errors) == 1 else f"{len(errors)} validation errors"
+        return "ValidationException", f"{counted} detected: {'; '.join(errors)}"
+    memory = spec.get("MemorySize")
+    if memory is not None and int(memory) > MEMORY_MB[1]:
+        return (
+            "ValidationException",
+            "'MemorySize' value failed to satisfy constraint: Member must have value less "
+            f"than or equal to {MEMORY_MB[1]}",
+        )
+    variables = (spec.get("Environment") or {}).get("Variables")
+    if variables:
+        measured = json.dumps(variables, separators=(",", ":"), ensure_ascii=False)
+        if len(measured.encode("utf-8", "surrogatepass")) > ENVIRONMENT_LIMIT:
+            return (
+                "InvalidParameterValueException",
+                "Lambda was unable to configure your environment variables because the "
+                "environment variables you have provided exceeded the 4KB limit. String "
+                f"measured: {_shown(measured)}",
+            )
+    return None
+
+
+def _out_of_range(value: object, bounds: tuple[int, int | None]) -> str | None:
+    """What a number outside ``bounds`` (least, most or ``None``) fails, or ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "Member must be a whole number"
+    try:
+        number = int(value)
+    except ValueError:
+        return "Member must be a whole number"
+    least, most = bounds
+    if number < least:
+        return f"Member must have value greater than or equal to {least}"
+    if most is not None and number > most:
+        return f"Member must have value less than or equal to {most}"
     return None

@@ -1,25 +1,20 @@
-"""moto's Lambda, made to run the account's functions.
+"""moto's Lambda control plane, made to run the account's functions.
 
-- ``LambdaSimpleBackend.invoke``: without Docker, moto's Lambda only echoes the event.
-  The invoke API (``aws lambda invoke``, Step Functions' ``lambda:invoke`` tasks) reaches
-  the function the local cloud runs (:mod:`localcloud.services.lambda_`) instead, with the
-  runtime's error header (``X-Amz-Function-Error: Unhandled``) so retriers and catchers
-  match by name, and ``LogType=Tail``'s last 4 KB of log. Nothing else in moto offers a
-  hook for it. ``InvocationType=Event`` queues the event (:mod:`.asynchronous`) and
-  answers 202 at once, as AWS does.
-- ``LambdaResponse.invoke``: Invoke's ``Qualifier`` (a version or an alias) reaches the
-  backend (moto reads a lower-case ``qualifier`` no SDK sends).
-- versions and aliases: :mod:`.version_patches`.
+- the invoke API: :mod:`.invoke_patches`.
 - ``LambdaBackend.create_function``, ``update_function_code`` and ``delete_function``:
   every function of the account runs its code, whoever made it (a template, ``sam
   deploy``, ``aws lambda create-function``): the package moto stores is run in a worker
   process (or in-process, for a from-source deploy's package), a new package in a new
-  execution environment, and a deleted function's environment goes.
+  execution environment, and a deleted function's environment goes. A configuration past
+  Lambda's quotas (``Timeout``, ``MemorySize``, ``EphemeralStorage``, 4 KB of
+  ``Environment``: :func:`.limits.check_configuration`) is refused with Lambda's error.
 - ``LambdaBackend.update_function_configuration``: moto records it; the local cloud
-  applies it, or refuses what it cannot honour by name.
+  applies it, or refuses what it cannot honour by name, and what Lambda refuses with
+  Lambda's error.
 - ``LambdaFunction.get_configuration``: ``LoggingConfig.LogGroup``, which ``sam logs -n``
   reads and moto does not keep.
-- the event source mapping API: :mod:`.mapping_patches`.
+- versions and aliases: :mod:`.version_patches`; the event source mapping API:
+  :mod:`.mapping_patches`.
 """
 
 from __future__ import annotations
@@ -27,19 +22,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
-import json
 import zipfile
 from typing import Any, Final
 
 from moto.awslambda.models import LambdaBackend, LambdaFunction
-from moto.awslambda.responses import LambdaResponse
-from moto.awslambda_simple.models import LambdaSimpleBackend
 from moto.core.exceptions import JsonRESTError
 
 from localcloud.patches.registry import Method, Patch
-from localcloud.services.lambda_ import asynchronous
+from localcloud.services.lambda_.invoke_patches import EntityTooLarge
 from localcloud.services.lambda_.limits import (
     DIRECT_UPLOAD_LIMIT,
+    check_configuration,
     check_function_name,
     check_runtime,
     name_in,
@@ -47,8 +40,6 @@ from localcloud.services.lambda_.limits import (
 from localcloud.services.lambda_.runtime import (
     Function,
     PackageError,
-    Throttled,
-    invoke_through_api,
     lookup,
     register,
     runnable,
@@ -60,104 +51,14 @@ from localcloud.services.lambda_.runtime.packages import MAX_LAYERS
 HONOURED: Final = frozenset({"FunctionName", "Environment", "Timeout", "MemorySize", "Description"})
 IGNORED_LOCALLY: Final = frozenset({"Role", "RevisionId"})
 """Accepted: IAM is not enforced by the local cloud."""
-
-
-def _invoke(original: Method) -> Method:
-    def invoke(
-        self: LambdaSimpleBackend,
-        function_name: str,
-        qualifier: str | None,
-        body: Any,
-        headers: Any,
-        response_headers: Any,
-    ) -> bytes:
-        try:
-            function = lookup(function_name, qualifier)
-        except KeyError:  # not a function the local cloud runs: moto's own behaviour,
-            # once the function exists (moto's simple backend echoes any name; AWS: 404)
-            self.get_function(function_name, qualifier)
-            echoed = original(self, function_name, qualifier, body, headers, response_headers)
-            return echoed.encode() if isinstance(echoed, str) else echoed or b""
-        event = json.loads(body) if body else {}
-        if str(_header(headers, "X-Amz-Invocation-Type")) == "Event":
-            # queued, answered 202 with no body (moto sets the status from the header)
-            request_id = asynchronous.submit(
-                function_name,
-                event,
-                account_id=self.account_id,
-                region=self.region_name,
-                qualifier=qualifier,
-            )
-            response_headers["x-amzn-requestid"] = request_id
-            return b""
-        try:
-            invocation = invoke_through_api(function, event)
-        except Throttled as throttled:
-            raise TooManyRequests(throttled.reason) from None
-        if invocation.error:
-            response_headers["x-amz-function-error"] = "Unhandled"
-        response_headers["x-amz-executed-version"] = function.version
-        if str(_header(headers, "X-Amz-Log-Type")).lower() == "tail":
-            # LogType=Tail: the last 4 KB of the invocation's log, base64, as on AWS.
-            tail = "\n".join(invocation.log_lines).encode()[-4096:]
-            response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
-        return invocation.body
-
-    return invoke
-
-
-def _invoke_request(original: Method) -> Method:
-    def invoke(self: LambdaResponse) -> Any:
-        query = self.querystring
-        if "Qualifier" in query and "qualifier" not in query:
-            query["qualifier"] = query["Qualifier"]
-        return original(self)
-
-    return invoke
-
-
-def _header(headers: Any, name: str) -> str | None:
-    try:
-        value = headers.get(name)
-    except AttributeError:
-        return None
-    return None if value is None else str(value)
+RECORDED: Final = frozenset({"EphemeralStorage"})
+"""Accepted and kept (``GetFunctionConfiguration`` shows it), not enforced: a function's
+``/tmp`` is the machine's."""
 
 
 def refuse(message: str) -> JsonRESTError:
     """400 ``InvalidParameterValueException`` with ``message``."""
     return JsonRESTError("InvalidParameterValueException", message)
-
-
-class TooManyRequests(JsonRESTError):
-    """The Lambda API's throttle: 429 ``TooManyRequestsException``, ``Reason`` saying
-    which concurrency is in use (Lambda API reference, Invoke, Errors)."""
-
-    code = 429
-
-    def __init__(self, reason: str) -> None:
-        super().__init__("TooManyRequestsException", "Rate Exceeded.")
-        self.description = json.dumps(
-            {
-                "__type": "TooManyRequestsException",
-                "message": "Rate Exceeded.",
-                "Reason": reason,
-                "Type": "User",
-            }
-        )
-
-
-class RequestTooLarge(JsonRESTError):
-    """413 ``RequestEntityTooLargeException``: a package over 50 MB uploaded directly."""
-
-    code = 413
-
-    def __init__(self, operation: str) -> None:
-        super().__init__(
-            "RequestEntityTooLargeException",
-            f"Request must be smaller than {DIRECT_UPLOAD_LIMIT * 4 // 3 + 1} bytes for the "
-            f"{operation} operation",
-        )
 
 
 def _package_error(error: PackageError) -> JsonRESTError:
@@ -168,13 +69,16 @@ def _direct_upload(zip_file: Any, operation: str) -> bytes | None:
     """The package a request uploads directly (``ZipFile``, base64), within Lambda's 50 MB.
 
     Raises:
-        RequestTooLarge: over 50 MB (52,428,800 bytes) zipped.
+        EntityTooLarge: over 50 MB (52,428,800 bytes) zipped.
     """
     if not zip_file:
         return None
     package = base64.b64decode(zip_file) if isinstance(zip_file, str) else bytes(zip_file)
     if len(package) > DIRECT_UPLOAD_LIMIT:
-        raise RequestTooLarge(operation)
+        raise EntityTooLarge(
+            f"Request must be smaller than {DIRECT_UPLOAD_LIMIT * 4 // 3 + 1} bytes for the "
+            f"{operation} operation"
+        )
     return package
 
 
@@ -227,6 +131,9 @@ def _create_function(original: Method) -> Method:
         refused = check_runtime(spec.get("Runtime"), spec.get("PackageType"))
         if refused is not None:
             raise refuse(refused)
+        past_quota = check_configuration(spec)
+        if past_quota is not None:
+            raise JsonRESTError(*past_quota)
         _direct_upload((spec.get("Code") or {}).get("ZipFile"), "CreateFunction")
         if len(spec.get("Layers") or []) > MAX_LAYERS:
             raise refuse(f"Cannot reference more than {MAX_LAYERS} layers.")
@@ -292,15 +199,18 @@ def _update_configuration(original: Method) -> Method:
     def update_function_configuration(
         self: LambdaBackend, function_name: str, qualifier: str, body: dict[str, Any]
     ) -> dict[str, Any] | None:
+        past_quota = check_configuration(body)
+        if past_quota is not None:
+            raise JsonRESTError(*past_quota)
         try:
             function = lookup(function_name)
         except KeyError:
             return original(self, function_name, qualifier, body)  # type: ignore[no-any-return]
-        unsupported = sorted(set(body) - HONOURED - IGNORED_LOCALLY)
+        unsupported = sorted(set(body) - HONOURED - IGNORED_LOCALLY - RECORDED)
         if unsupported:
             raise refuse(
                 f"the local cloud cannot apply {', '.join(unsupported)} to {function.name}; "
-                "it applies Environment, Timeout, MemorySize and Description"
+                "it applies Environment, Timeout, MemorySize, EphemeralStorage and Description"
             )
         variables = body.get("Environment", {}).get("Variables")
         if variables is not None:
@@ -312,6 +222,9 @@ def _update_configuration(original: Method) -> Method:
                     "currently not supported for modification. Reserved keys used in this "
                     f"request: {', '.join(reserved)}"
                 )
+        if "EphemeralStorage" in body:  # moto's update leaves it out
+            stored = self.get_function(function_name, qualifier)
+            stored.ephemeral_storage = int(body["EphemeralStorage"]["Size"])
         response: dict[str, Any] | None = original(self, function_name, qualifier, body)
         if variables is not None:
             kept = {k: v for k, v in function.environment.items() if k in PLATFORM_KEYS}
@@ -363,25 +276,13 @@ def _delete_concurrency(original: Method) -> Method:
 
 PATCHES: Final = (
     Patch(
-        LambdaResponse,
-        "invoke",
-        ("self",),
-        _invoke_request,
-        "Invoke's Qualifier query parameter: moto reads 'qualifier', which no SDK sends",
-    ),
-    Patch(
-        LambdaSimpleBackend,
-        "invoke",
-        ("self", "function_name", "qualifier", "body", "headers", "response_headers"),
-        _invoke,
-        "the invoke API must run the function, not echo the event",
-    ),
-    Patch(
         LambdaBackend,
         "create_function",
         ("self", "spec"),
         _create_function,
-        "every function of the account runs its code, whoever created it",
+        "every function of the account runs its code, whoever created it; a configuration "
+        "past Lambda's quotas (Timeout, MemorySize, EphemeralStorage, 4 KB of Environment) "
+        "is refused with Lambda's error",
     ),
     Patch(
         LambdaBackend,
@@ -402,7 +303,8 @@ PATCHES: Final = (
         "update_function_configuration",
         ("self", "function_name", "qualifier", "body"),
         _update_configuration,
-        "a configuration update must reach the function the local cloud runs",
+        "a configuration update must reach the function the local cloud runs, within "
+        "Lambda's quotas",
     ),
     Patch(
         LambdaBackend,

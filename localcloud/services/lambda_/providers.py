@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
-from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.exceptions import HandlerFailed, UnsupportedTemplate
 from localcloud.cloudformation.provider import (
     Deployment,
     Provider,
@@ -39,7 +39,7 @@ from localcloud.cloudformation.provider import (
 )
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.lambda_ import asynchronous
-from localcloud.services.lambda_.limits import check_runtime
+from localcloud.services.lambda_.limits import check_configuration, check_runtime
 from localcloud.services.lambda_.mapping_providers import EventSourceMappingProvider
 from localcloud.services.lambda_.runtime.environment import reserved_in
 from localcloud.services.lambda_.runtime.packages import source_package
@@ -65,6 +65,7 @@ class FunctionProvider(Provider):
             "FunctionName",
             "Layers",
             "DeadLetterConfig",
+            "EphemeralStorage",
         }
     )
     NAME_PROPERTY = "FunctionName"
@@ -124,7 +125,17 @@ class FunctionProvider(Provider):
             kwargs["Description"] = str(properties["Description"])
         if properties.get("Layers"):
             kwargs["Layers"] = [str(layer) for layer in properties["Layers"]]
-        arn = stack.client("lambda").create_function(**kwargs)["FunctionArn"]
+        if "EphemeralStorage" in properties:
+            storage = dict(properties["EphemeralStorage"] or {})
+            refuse_unknown(storage, {"Size"}, f"{logical_id}.EphemeralStorage", "EphemeralStorage")
+            kwargs["EphemeralStorage"] = {"Size": int(storage["Size"])}
+        past_quota = check_configuration(kwargs)
+        if past_quota is not None:  # Lambda's own refusal (botocore would not send some)
+            raise HandlerFailed(logical_id, "Lambda", *past_quota)
+        try:
+            arn = stack.client("lambda").create_function(**kwargs)["FunctionArn"]
+        except ClientError as error:  # Lambda refused it: the stack is rolled back
+            raise HandlerFailed.of(logical_id, "Lambda", error) from error
         if "ReservedConcurrentExecutions" in properties:
             stack.client("lambda").put_function_concurrency(
                 FunctionName=name,

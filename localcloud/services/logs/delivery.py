@@ -1,5 +1,6 @@
 """An invocation's lines into its function's CloudWatch Logs group, as Lambda delivers
-them: one event per line, in the execution environment's log stream.
+them: one event per line, in the execution environment's log stream, in batches within
+``PutLogEvents``' quotas (1,048,576 bytes, 10,000 events: :func:`batches`).
 
 A missing log group is created when the function's role may create it (the first
 invocation of a function made without one, as on AWS); otherwise its lines are lost, as
@@ -12,12 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
 
 from localcloud.text import say
 
 ClientFactory = Callable[[str], Any]
+BATCH_BYTES: Final = 1_048_576
+"""A ``PutLogEvents`` batch, at most (bytes, its events' overhead counted)."""
+BATCH_EVENTS: Final = 10_000
+"""A ``PutLogEvents`` batch, at most (events)."""
+EVENT_OVERHEAD_BYTES: Final = 26
+"""What each event of a batch counts for besides its message (bytes)."""
 
 
 class Delivery:
@@ -75,8 +82,31 @@ class Delivery:
         ]
         if not any(s["logStreamName"] == stream for s in existing):
             logs.create_log_stream(logGroupName=group, logStreamName=stream)
-        logs.put_log_events(
-            logGroupName=group,
-            logStreamName=stream,
-            logEvents=[{"timestamp": ts, "message": message} for ts, message in events],
+        for batch in batches(events):
+            logs.put_log_events(
+                logGroupName=group,
+                logStreamName=stream,
+                logEvents=[{"timestamp": ts, "message": message} for ts, message in batch],
+            )
+
+
+def batches(events: Sequence[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """``events`` in order, in the batches ``PutLogEvents`` takes: at most
+    :data:`BATCH_EVENTS` events and :data:`BATCH_BYTES` bytes, each event counted as its
+    message in UTF-8 plus :data:`EVENT_OVERHEAD_BYTES` (CloudWatch Logs API reference,
+    PutLogEvents). An event too large for any batch is never made: Lambda cuts its lines
+    to fit (:func:`localcloud.services.lambda_.runtime.contract.log_lines`)."""
+    batch: list[tuple[int, str]] = []
+    size = 0
+    for event in events:
+        message = event[1]
+        event_size = EVENT_OVERHEAD_BYTES + (
+            len(message) if message.isascii() else len(message.encode("utf-8", "surrogatepass"))
         )
+        if batch and (size + event_size > BATCH_BYTES or len(batch) == BATCH_EVENTS):
+            yield batch
+            batch, size = [], 0
+        batch.append(event)
+        size += event_size
+    if batch:
+        yield batch

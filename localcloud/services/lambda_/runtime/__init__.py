@@ -6,7 +6,8 @@ handler, the error envelope and marshalling, and the service's ``START``/``END``
 in this process; :mod:`.environments`: from a deployment package, a process tree each, fed
 by the Lambda Runtime API of :mod:`.runtime_api`), the function's environment variables
 (:mod:`.environment`), whose output a line is (:mod:`.output`), Powertools' cold-start
-flags (:mod:`.powertools`) and the account's functions (:mod:`.registry`). The Lambda API
+flags (:mod:`.powertools`), the invocation payload quotas (:mod:`.payloads`) and the
+account's functions (:mod:`.registry`). The Lambda API
 reaches it through the moto patches (:mod:`localcloud.services.lambda_.patches`).
 
 May import: nothing else of the local cloud.
@@ -25,6 +26,7 @@ from localcloud.services.lambda_.runtime.functions import (
 from localcloud.services.lambda_.runtime.inprocess import InProcessFunction
 from localcloud.services.lambda_.runtime.output import invoking as invoking_function
 from localcloud.services.lambda_.runtime.packages import PackageError, extract, source_package
+from localcloud.services.lambda_.runtime.payloads import RequestTooLarge
 from localcloud.services.lambda_.runtime.registry import (
     Platform,
     access_key_for,
@@ -62,6 +64,7 @@ __all__ = [
     "LogSink",
     "PackageError",
     "ProcessFunction",
+    "RequestTooLarge",
     "Throttled",
     "add_listener",
     "extract",

@@ -30,7 +30,7 @@ the context object        ``lambda_context.LambdaContext`` (read from the enviro
 What the Lambda *service* adds around the runtime is here too, the same for both: the
 ``START``, ``END`` and ``REPORT`` lines, a timeout (``Sandbox.Timedout``, "Task timed out
 after N seconds") and a runtime that exits (``Runtime.ExitError``). Log events are cut
-at ``\\n`` only (:func:`log_lines`).
+at ``\\n`` only, and a line past a log event's size into several (:func:`log_lines`).
 """
 
 from __future__ import annotations
@@ -39,13 +39,21 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from awslambdaric import bootstrap  # type: ignore[import-untyped]
 from awslambdaric.lambda_runtime_exception import FaultException  # type: ignore[import-untyped]
 from awslambdaric.lambda_runtime_marshaller import LambdaMarshaller  # type: ignore[import-untyped]
 
+from localcloud.services.lambda_.runtime.output import split_at, utf8_size
+
 Handler = Callable[[Any, Any], Any]
+LOG_EVENT_BYTES: Final = 1_048_550
+"""The longest log event Lambda writes (UTF-8 bytes): CloudWatch Logs takes an event of at
+most 1 MB, counted with its 26 bytes of overhead (PutLogEvents: "Each log event can be no
+larger than 1 MB", a batch "the sum of all event messages in UTF-8, plus 26 bytes for each
+log event"); Lambda cuts a longer line into several events (observed at 262,118 bytes when
+the event quota was 256 KB)."""
 
 __all__ = [
     "FaultException",
@@ -308,14 +316,23 @@ def report_line(
 
 
 def log_lines(text: str) -> list[str]:
-    """A function's output as Lambda cuts it into log events: at ``\\n`` only.
+    """A function's output as Lambda cuts it into log events: at ``\\n`` only, and a line
+    longer than a log event can be (:data:`LOG_EVENT_BYTES`) into several.
 
     Not ``str.splitlines``, which also cuts at ``\\r``, ``\\v``, ``\\f``, ``\\x1c``–``\\x1e``,
     ``\\x85``, ``\\u2028`` and ``\\u2029``: Powertools writes JSON with
     ``ensure_ascii=False``, so a logged value holding one of them would cut its JSON
     line in two; and the runtime joins the lines of one ``[ERROR]`` entry with ``\\r``."""
     lines = text.split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
+    if lines and lines[-1] == "":
+        lines.pop()
+    events: list[str] = []
+    for line in lines:
+        while len(line) > LOG_EVENT_BYTES // 4 and utf8_size(line) > LOG_EVENT_BYTES:
+            piece, line = split_at(line, LOG_EVENT_BYTES)
+            events.append(piece)
+        events.append(line)
+    return events
 
 
 def deadline_ms(timeout_s: float) -> int:

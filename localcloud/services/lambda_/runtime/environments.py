@@ -22,7 +22,6 @@ function scaling", "Lambda execution environment lifecycle"):
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import threading
@@ -46,6 +45,7 @@ from localcloud.services.lambda_.runtime.functions import (
     Ran,
     Throttled,
 )
+from localcloud.services.lambda_.runtime.payloads import event_body
 
 ACCOUNT_CONCURRENCY: Final = int(os.environ.get("LOCALCLOUD_LAMBDA_CONCURRENCY") or 64)
 """The local account's concurrency: environments running at once, all functions together;
@@ -135,14 +135,15 @@ class ProcessFunction(Function):
         """Run the handler on ``event`` in an idle environment, or a new one.
 
         Raises:
+            RequestTooLarge: the event is over Lambda's 6 MB synchronous payload quota.
             Throttled: the function's reserved concurrency, or the account's, is in use.
             Deleted: the function was deleted (or replaced, with no successor) meanwhile.
         """
         if self.successor is not None:
             return self.successor.invoke(event)
+        body = event_body(event)
         request_id = str(uuid.uuid4())
         started = time.monotonic()
-        body = json.dumps(event).encode()
         attempts = 0
         while True:
             attempts += 1

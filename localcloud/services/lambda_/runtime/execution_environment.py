@@ -11,7 +11,9 @@ API's event loop: the init phase (module scope, up to the first ``next``) may ta
 its timeout the whole tree is killed before the invocation fails with
 ``Sandbox.Timedout``; a runtime that exits mid-invocation fails it with
 ``Runtime.ExitError``; every byte the tree writes to stdout or stderr is the function's
-log stream, and belongs to the invocation whose answer follows it.
+log stream, and belongs to the invocation whose answer follows it (read as it comes, a
+bounded share per turn of the loop, into a bounded buffer:
+:class:`~localcloud.services.lambda_.runtime.output.EnvironmentOutput`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ TAG: Final = "_LOCALCLOUD_ENVIRONMENT"
 own): what :func:`sweep` finds when the supervisor is gone."""
 FORCE_AFTER_S: Final = 1.0
 """How long a supervisor may take to end its environment before it is killed itself."""
+READ_BYTES: Final = 65_536
+"""One read of the environment's output pipe (a Linux pipe's capacity)."""
+READS_PER_TURN: Final = 16
+"""Reads of one environment's output per turn of the event loop (1 MiB)."""
 
 
 def sweep(tag: str) -> list[int]:
@@ -247,10 +253,15 @@ class ExecutionEnvironment:
         self._ended()
 
     def _read_logs(self) -> None:
-        """Everything the environment's processes wrote so far (non-blocking)."""
-        while self._log_fd >= 0:
+        """What the environment's processes wrote so far (non-blocking), at most
+        :data:`READS_PER_TURN` reads: a process that writes without end holds the event
+        loop, which every environment shares, no longer than that; the rest is read on
+        the loop's next turn, into a bounded buffer (:class:`EnvironmentOutput`)."""
+        for _ in range(READS_PER_TURN):
+            if self._log_fd < 0:
+                return
             try:
-                chunk = os.read(self._log_fd, 65536)
+                chunk = os.read(self._log_fd, READ_BYTES)
             except BlockingIOError:
                 return
             if not chunk:

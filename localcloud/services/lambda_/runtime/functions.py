@@ -28,6 +28,11 @@ from typing import Any, ClassVar
 
 from localcloud.services.lambda_.runtime import contract
 from localcloud.services.lambda_.runtime.output import EnvironmentOutput
+from localcloud.services.lambda_.runtime.payloads import (
+    RESPONSE_LIMIT,
+    RESPONSE_TOO_LARGE,
+    event_body,
+)
 
 INVOCATION_LOCK = threading.RLock()
 """One invocation at a time in this process (see the module docstring)."""
@@ -148,6 +153,7 @@ class Function:
         was looked up hands the invocation to its :attr:`successor`.
 
         Raises:
+            RequestTooLarge: the event is over Lambda's 6 MB synchronous payload quota.
             Throttled: the function's reserved concurrency is 0.
         """
         with INVOCATION_LOCK:
@@ -218,11 +224,11 @@ class Function:
     # --- the service side ----------------------------------------------------------------
 
     def _invoke_locked(self, event: Any) -> Invocation:
+        body = event_body(event)
         request_id = str(uuid.uuid4())
         started = time.monotonic()
         if not self.warm:
             self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[{self.version}]{uuid.uuid4().hex}"
-        body = json.dumps(event).encode()
         self.current = (request_id, event)
         try:
             ran = self._run(body, request_id, contract.deadline_ms(self.timeout_s))
@@ -240,6 +246,9 @@ class Function:
         told, the invoker's :class:`Invocation`."""
         duration_ms = (time.monotonic() - started) * 1000 - (ran.init_ms or 0.0)
         outcome = ran.outcome
+        if not outcome.error and len(outcome.body) > RESPONSE_LIMIT:
+            # what the Runtime API refuses of an environment's runtime, in-process too
+            outcome = contract.error_outcome(dict(RESPONSE_TOO_LARGE))
         lines = [contract.start_line(request_id, self.version), *contract.log_lines(ran.output)]
         if ran.timed_out or (not self.ENFORCES_TIMEOUT and duration_ms > self.timeout_s * 1000):
             # In-process the timeout is reported, not enforced (a thread cannot be

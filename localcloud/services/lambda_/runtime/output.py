@@ -15,10 +15,16 @@ keeps the rule by *thread lineage*, never by thread id (ids are reused, and issu
   thread with the new thread's bootstrap method), and :func:`_hand_down` gives the new
   thread its parent's environment; nothing of ``threading`` is replaced;
 - everything else writes where it would have written anyway.
+
+What an environment writes is kept within bounds (:class:`EnvironmentOutput`): the first
+:data:`HEAD_BYTES` and the last :data:`TAIL_BYTES` of each invocation's output, and a line
+saying how much was dropped between them, so no function can fill the local cloud's
+memory by printing (issue 47: 400 MB printed had cost the server 894 MB).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import sys
@@ -26,6 +32,14 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Final, Protocol
 
+MIB: Final = 1_048_576
+HEAD_BYTES: Final = 3 * MIB
+"""How much of what an invocation prints, from its start, the local cloud keeps for the
+log (UTF-8 bytes). Lambda keeps everything in CloudWatch Logs; a local account keeps its
+logs in memory, so it keeps this much of each invocation and says what it dropped."""
+TAIL_BYTES: Final = 1 * MIB
+"""How much of what an invocation prints, up to its end, the local cloud keeps (UTF-8
+bytes): the last lines, a traceback and ``LogType=Tail``'s last 4 KB stay whole."""
 OWNER: Final = "_localcloud_environment"
 """The attribute a thread carries while it belongs to an execution environment."""
 
@@ -39,20 +53,103 @@ class Owner(Protocol):
 
 
 class EnvironmentOutput:
-    """What one execution environment's threads have written since it was last taken."""
+    """What one execution environment's threads have written since it was last taken,
+    within :data:`HEAD_BYTES` and :data:`TAIL_BYTES` (UTF-8 bytes): the first and the last
+    of it are kept, what lies between is counted and dropped, so a function that prints
+    without end costs the local cloud no more memory than that (the supervised process
+    writes into a pipe the local cloud reads as it fills)."""
 
-    def __init__(self) -> None:
+    def __init__(self, head_bytes: int | None = None, tail_bytes: int | None = None) -> None:
         self._lock = threading.Lock()
-        self._buffer = io.StringIO()
+        self._head_limit = HEAD_BYTES if head_bytes is None else head_bytes
+        self._tail_limit = TAIL_BYTES if tail_bytes is None else tail_bytes
+        self._head: list[str] = []
+        self._head_size = 0
+        self._tail: collections.deque[str] = collections.deque()
+        self._tail_size = 0
+        self._dropped = 0
 
     def write(self, text: str) -> int:
         with self._lock:
-            return self._buffer.write(text)
+            rest = text
+            room = self._head_limit - self._head_size
+            if room > 0 and not self._tail:
+                first, rest = split_at(text, room)
+                self._head.append(first)
+                self._head_size += utf8_size(first)
+            if rest:
+                self._tail.append(rest)
+                self._tail_size += utf8_size(rest)
+                self._trim_tail()
+        return len(text)
+
+    def _trim_tail(self) -> None:
+        while self._tail_size > self._tail_limit:
+            excess = self._tail_size - self._tail_limit
+            oldest = self._tail[0]
+            oldest_size = utf8_size(oldest)
+            if oldest_size <= excess:
+                self._tail.popleft()
+                cut, kept = oldest_size, ""
+            else:
+                cut_text, kept = split_at(oldest, excess)
+                cut = utf8_size(cut_text)
+                if not cut:  # a character longer than the excess: drop it whole
+                    cut_text, kept = oldest[:1], oldest[1:]
+                    cut = utf8_size(cut_text)
+                self._tail[0] = kept
+            self._tail_size -= cut
+            self._dropped += cut
 
     def take(self) -> str:
+        """Everything kept since the last take (and forget it): the first bytes, a line
+        saying how many bytes were dropped if any were, and the last bytes."""
         with self._lock:
-            text, self._buffer = self._buffer.getvalue(), io.StringIO()
-        return text
+            head, tail, dropped = "".join(self._head), "".join(self._tail), self._dropped
+            self._head, self._head_size = [], 0
+            self._tail, self._tail_size, self._dropped = collections.deque(), 0, 0
+        if not dropped:
+            return head + tail
+        gap = "" if head.endswith("\n") or not head else "\n"
+        return f"{head}{gap}{self.dropped_line(dropped)}\n{tail}"
+
+    def dropped_line(self, dropped: int) -> str:
+        """The log line that stands for ``dropped`` bytes of output not kept."""
+        return (
+            f"[localcloud] {dropped:,} bytes of this invocation's output are not kept: the "
+            f"local cloud keeps the first {_amount(self._head_limit)} and the last "
+            f"{_amount(self._tail_limit)} of what an invocation prints (docs/local-cloud.md)"
+        )
+
+
+def _amount(size: int) -> str:
+    return f"{size // MIB} MiB" if size % MIB == 0 else f"{size:,} bytes"
+
+
+def utf8_size(text: str) -> int:
+    """``text``'s length in UTF-8 (a lone surrogate counts as the 3 bytes it would take)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def split_at(text: str, limit: int) -> tuple[str, str]:
+    """``text`` cut after at most ``limit`` UTF-8 bytes, at a character's end (the first
+    part is empty when its first character is longer than ``limit``)."""
+    if utf8_size(text) <= limit:
+        return text, ""
+    if text.isascii():
+        return text[:limit], text[limit:]
+    first = _whole_characters(text.encode("utf-8", "surrogatepass")[:limit])
+    return first, text[len(first) :]
+
+
+def _whole_characters(encoded: bytes) -> str:
+    """The characters ``encoded`` holds whole (a character cut at its end is left out)."""
+    for end in range(len(encoded), max(len(encoded) - 4, 0) - 1, -1):
+        try:
+            return encoded[:end].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            continue
+    return ""
 
 
 class _RoutedStream(io.TextIOBase):

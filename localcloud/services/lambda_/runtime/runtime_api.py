@@ -46,14 +46,12 @@ from typing import Final, Protocol
 
 import h11
 
+from localcloud.services.lambda_.runtime.payloads import RESPONSE_LIMIT, RESPONSE_TOO_LARGE
+
 VERSION: Final = "2018-06-01"
-MAX_RESPONSE_BYTES: Final = 6_291_556
+MAX_RESPONSE_BYTES: Final = RESPONSE_LIMIT
 """Lambda's quota for a synchronous invocation's response payload (bytes)."""
-TOO_LARGE: Final = {
-    "errorMessage": f"Response payload size exceeded maximum allowed payload size "
-    f"({MAX_RESPONSE_BYTES} bytes).",
-    "errorType": "Function.ResponseSizeTooLarge",
-}
+TOO_LARGE: Final = RESPONSE_TOO_LARGE
 _ANSWER: Final = re.compile(rf"^/{VERSION}/runtime/invocation/([^/]+)/(response|error)$")
 _BROWSER_HEADERS: Final = (b"origin", b"sec-fetch-site", b"sec-fetch-mode", b"sec-fetch-dest")
 

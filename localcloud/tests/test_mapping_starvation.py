@@ -1,0 +1,125 @@
+"""Event source mappings cannot starve each other (issue 47): sixteen mappings whose
+functions were busy froze every other mapping (an unrelated queue's message waited
+15.7 s), as every poll ran on one pool of 16 threads. Lambda scales pollers per mapping:
+a mapping whose function is busy delays no other.
+
+Seventeen queues each feed a function that waits until the test lets it go; one more
+queue feeds a function that leaves a marker. The marker must appear while all seventeen
+still run. The functions signal through files (no SDK to import: seventeen execution
+environments start cheaply).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localcloud.account import LocalCloud
+from localcloud.tests.support.cloud import started
+
+BUSY_MAPPINGS = 17
+"""One more than the pool that every mapping's polls shared."""
+ROLE = "arn:aws:iam::123456789012:role/mapped"
+BUSY = """
+import os, time
+
+def handler(event, context):
+    deadline = time.monotonic() + 60  # a hang guard, far above the test's wait
+    while not os.path.exists(os.environ["RELEASE"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return {}
+"""
+MARK = """
+import os
+
+def handler(event, context):
+    with open(os.environ["MARKER"], "w") as marker:
+        marker.write(event["Records"][0]["body"])
+    return {}
+"""
+
+
+@pytest.fixture(scope="module")
+def signals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("signals")
+
+
+@pytest.fixture(scope="module")
+def cloud(signals: Path) -> Iterator[LocalCloud]:
+    with started(server=True, template=None) as running:
+        running.client("iam").create_role(RoleName="mapped", AssumeRolePolicyDocument="{}")
+        running.start_event_sources(idle_wait_seconds=0.05)
+        try:
+            yield running
+        finally:  # the busy functions end before the cloud stops
+            (signals / "release").write_text("go")
+            eventually(lambda: finished(running) >= BUSY_MAPPINGS, timeout_s=10)
+
+
+def finished(cloud: LocalCloud) -> int:
+    """How many invocations of the busy function have ended (0 if it was never made)."""
+    try:
+        return cloud.function("busy").invocations
+    except KeyError:
+        return BUSY_MAPPINGS
+
+
+def create(cloud: LocalCloud, name: str, source: str, variables: dict[str, str]) -> None:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("app.py", source)
+    cloud.client("lambda").create_function(
+        FunctionName=name,
+        Runtime="python3.13",
+        Role=ROLE,
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+        Timeout=120,
+        Environment={"Variables": variables},
+    )
+
+
+def mapped_queue(cloud: LocalCloud, name: str, function: str) -> str:
+    sqs = cloud.client("sqs")
+    url: str = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    cloud.client("lambda").create_event_source_mapping(
+        EventSourceArn=arn["QueueArn"], FunctionName=function, BatchSize=1
+    )
+    return url
+
+
+def eventually(found: Callable[[], Any], timeout_s: float) -> Any:
+    """``found()`` once it is truthy, or its last value after ``timeout_s`` (a hang guard)."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := found()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return value
+
+
+def test_a_mapping_is_delivered_while_seventeen_others_functions_are_busy(
+    cloud: LocalCloud, signals: Path
+) -> None:
+    create(cloud, "busy", BUSY, {"RELEASE": str(signals / "release")})
+    create(cloud, "mark", MARK, {"MARKER": str(signals / "marker")})
+    busy_queues = [mapped_queue(cloud, f"busy-{i}", "busy") for i in range(BUSY_MAPPINGS)]
+    marker_queue = mapped_queue(cloud, "unrelated", "mark")
+    busy = cloud.function("busy")
+    sqs = cloud.client("sqs")
+    for url in busy_queues:
+        sqs.send_message(QueueUrl=url, MessageBody="wait")
+    running = eventually(lambda: busy.environments() >= BUSY_MAPPINGS, timeout_s=30)
+
+    sqs.send_message(QueueUrl=marker_queue, MessageBody="delivered")
+    marked = eventually(lambda: (signals / "marker").exists(), timeout_s=20)
+
+    assert running, f"{busy.environments()} of {BUSY_MAPPINGS} busy mappings' functions ran"
+    assert marked, "the unrelated queue's message was not delivered"
+    assert (signals / "marker").read_text() == "delivered"
+    assert busy.invocations == 0  # every busy function was still running meanwhile
