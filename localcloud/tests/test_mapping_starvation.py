@@ -1,7 +1,9 @@
 """Event source mappings cannot starve each other (issue 47): sixteen mappings whose
 functions were busy froze every other mapping (an unrelated queue's message waited
 15.7 s), as every poll ran on one pool of 16 threads. Lambda scales pollers per mapping:
-a mapping whose function is busy delays no other.
+a mapping whose function is busy delays no other. The same holds for asynchronous
+invocation (EventBridge, SNS, S3, ``InvocationType=Event``), whose events ran on a pool
+of 8 threads for every function together.
 
 Seventeen queues each feed a function that waits until the test lets it go; one more
 queue feeds a function that leaves a marker. The marker must appear while all seventeen
@@ -12,6 +14,7 @@ environments start cheaply).
 from __future__ import annotations
 
 import io
+import json
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -25,6 +28,8 @@ from localcloud.tests.support.cloud import started
 
 BUSY_MAPPINGS = 17
 """One more than the pool that every mapping's polls shared."""
+BUSY_EVENTS = 9
+"""One more than the pool every function's asynchronous events shared."""
 ROLE = "arn:aws:iam::123456789012:role/mapped"
 BUSY = """
 import os, time
@@ -59,15 +64,18 @@ def cloud(signals: Path) -> Iterator[LocalCloud]:
             yield running
         finally:  # the busy functions end before the cloud stops
             (signals / "release").write_text("go")
-            eventually(lambda: finished(running) >= BUSY_MAPPINGS, timeout_s=10)
+            (signals / "release-async").write_text("go")
+            eventually(lambda: finished(running, "busy") >= BUSY_MAPPINGS, timeout_s=10)
+            eventually(lambda: finished(running, "busy-async") >= BUSY_EVENTS, timeout_s=10)
 
 
-def finished(cloud: LocalCloud) -> int:
-    """How many invocations of the busy function have ended (0 if it was never made)."""
+def finished(cloud: LocalCloud, name: str) -> int:
+    """How many invocations of a busy function have ended (as many as it could have if it
+    was never made)."""
     try:
-        return cloud.function("busy").invocations
+        return cloud.function(name).invocations
     except KeyError:
-        return BUSY_MAPPINGS
+        return max(BUSY_MAPPINGS, BUSY_EVENTS)
 
 
 def create(cloud: LocalCloud, name: str, source: str, variables: dict[str, str]) -> None:
@@ -123,3 +131,24 @@ def test_a_mapping_is_delivered_while_seventeen_others_functions_are_busy(
     assert marked, "the unrelated queue's message was not delivered"
     assert (signals / "marker").read_text() == "delivered"
     assert busy.invocations == 0  # every busy function was still running meanwhile
+
+
+def test_an_asynchronous_event_runs_while_nine_of_another_functions_are_busy(
+    cloud: LocalCloud, signals: Path
+) -> None:
+    create(cloud, "busy-async", BUSY, {"RELEASE": str(signals / "release-async")})
+    create(cloud, "mark-async", MARK, {"MARKER": str(signals / "async-marker")})
+    lambda_ = cloud.client("lambda")
+    for _ in range(BUSY_EVENTS):
+        lambda_.invoke(FunctionName="busy-async", InvocationType="Event", Payload=b"{}")
+    busy = cloud.function("busy-async")
+    running = eventually(lambda: busy.environments() >= BUSY_EVENTS, timeout_s=30)
+
+    event = {"Records": [{"body": "delivered"}]}
+    lambda_.invoke(FunctionName="mark-async", InvocationType="Event", Payload=json.dumps(event))
+    marked = eventually(lambda: (signals / "async-marker").exists(), timeout_s=20)
+
+    assert running, f"{busy.environments()} of {BUSY_EVENTS} busy events ran"
+    assert marked, "the other function's event did not run"
+    assert (signals / "async-marker").read_text() == "delivered"
+    assert busy.invocations == 0  # every busy event was still running meanwhile

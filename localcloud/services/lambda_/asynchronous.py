@@ -22,11 +22,20 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 Locally the retries wait :data:`RETRY_DELAYS_S` (AWS waits about one minute, then two),
 and throttled events are tried again every :data:`THROTTLE_DELAY_S`. Records go straight
 into moto's backends (no request is signed, as none is on AWS).
+
+Events run on a pool as large as the account's concurrency (:data:`WORKERS`), and a
+thread is held only while an event runs: a retry or a throttled event waits on one timer
+thread (:class:`_Later`), never in a worker. So one function's busy or hostile events can
+hold up another function's only when every execution slot of the account is taken, when
+Lambda would throttle it too (issue 47: with 8 workers for every function, 8 events of a
+slow function froze EventBridge, SNS and S3 deliveries to every other one).
 """
 
 from __future__ import annotations
 
 import datetime
+import heapq
+import itertools
 import json
 import threading
 import time
@@ -44,6 +53,7 @@ from localcloud.services.lambda_.runtime import (
     invoke_through_api,
     lookup,
 )
+from localcloud.services.lambda_.runtime.environments import ACCOUNT_CONCURRENCY
 from localcloud.text import say
 
 RETRY_DELAYS_S: Final = (1.0, 2.0)
@@ -52,8 +62,9 @@ THROTTLE_DELAY_S: Final = 1.0
 """Seconds before a throttled event is tried again."""
 DEFAULT_RETRIES: Final = 2
 DEFAULT_MAX_AGE_S: Final = 21600
-WORKERS: Final = 8
-"""Asynchronous invocations running at once, every function together."""
+WORKERS: Final = ACCOUNT_CONCURRENCY
+"""Asynchronous invocations running at once, every function together: as many as the
+account's executions (a thread more would only meet a throttle)."""
 
 DeadLetters = Callable[[str], "str | None"]
 """A function's name → its dead-letter target ARN, if it has one."""
@@ -148,14 +159,58 @@ def clear() -> None:
         _DELIVERED.clear()
 
 
-def _schedule(event: Event, delay_s: float) -> None:
-    global _POOL, _PENDING
+class _Later:
+    """One timer thread for every event waiting to be tried again: each is handed to the
+    pool when its time comes, so no worker sleeps."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, Event]] = []
+        self._order = itertools.count()
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, event: Event, delay_s: float) -> None:
+        with self._changed:
+            heapq.heappush(self._due, (time.monotonic() + delay_s, next(self._order), event))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._wait, name="lambda-async-later", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+
+    def _wait(self) -> None:
+        while True:
+            with self._changed:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._changed.wait(
+                        None if not self._due else self._due[0][0] - time.monotonic()
+                    )
+                _, _, event = heapq.heappop(self._due)
+            _pool().submit(_run, event)
+
+
+_LATER = _Later()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
     with _LOCK:
-        _PENDING += 1
         if _POOL is None:
             _POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="lambda-async")
-        pool = _POOL
-    pool.submit(_run, event, delay_s)
+        return _POOL
+
+
+def _schedule(event: Event, delay_s: float) -> None:
+    """Count ``event`` as pending and run it after ``delay_s`` seconds (on the pool; the
+    wait on the timer thread)."""
+    global _PENDING
+    with _LOCK:
+        _PENDING += 1
+    if delay_s > 0:
+        _LATER.add(event, delay_s)
+    else:
+        _pool().submit(_run, event)
 
 
 def _done() -> None:
@@ -165,10 +220,8 @@ def _done() -> None:
         _LOCK.notify_all()
 
 
-def _run(event: Event, delay_s: float) -> None:
+def _run(event: Event) -> None:
     try:
-        if delay_s:
-            time.sleep(delay_s)
         _attempt(event)
     except Exception as exc:  # noqa: BLE001 - said, not lost in a future nobody reads
         say(
