@@ -10,9 +10,8 @@ Replaced here:
 - ``NameOrCall.calculate``: a variable, a map's entry or a member of
   :mod:`.velocity_members`, nothing else (``null`` otherwise, as on API Gateway);
 - ``value_to_string``: values printed as Java prints them, counted (:func:`.velocity.java_text`);
-- ``BinaryOperator.parse``: arithmetic on numbers only, ``+`` also joining strings, as
-  Velocity's; integers within Java's ``long``; ``==`` and ``!=`` by Java's ``equals``,
-  ``<`` and the others on numbers or strings (no ``%`` formatting, no ``'a' * 10**9``);
+- ``BinaryOperator.parse``: Velocity's operators (:mod:`.velocity_operators`), on numbers
+  and strings (no ``%`` formatting, no ``'a' * 10**9``, integers within Java's ``long``);
 - ``_Element.evaluate``: each statement a step of the rendering's sandbox, refused outside
   a rendering;
 - ``ForeachDirective.evaluate_raw``: at most 1,000 iterations a loop, as on API Gateway;
@@ -30,8 +29,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
-import operator
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -46,10 +43,10 @@ from localcloud.services.apigateway.velocity import (
     TemplateError,
     active,
     current,
-    equal,
     java_text,
 )
 from localcloud.services.apigateway.velocity_members import NULL, call, read
+from localcloud.services.apigateway.velocity_operators import OPERATORS
 
 __all__ = ["NO_FILES", "PATCHES", "compiled", "in_force"]
 
@@ -159,85 +156,11 @@ def _value_to_string(_original: Method) -> Method:
     return value_to_string
 
 
-_LONG: Final = range(-(2**63), 2**63)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _long(result: Any) -> Any:
-    if isinstance(result, int) and result not in _LONG:
-        raise TemplateError(f"an integer past Java's long: {str(result)[:40]}…")
-    return result
-
-
-def _add(left: Any, right: Any) -> Any:
-    if _number(left) and _number(right):
-        return _long(left + right)
-    if isinstance(left, str) or isinstance(right, str):
-        left, right = java_text(left), java_text(right)
-        current().made_text(len(left) + len(right))
-        return left + right
-    return NULL
-
-
-def _arithmetic(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def checked(left: Any, right: Any) -> Any:
-        return _long(apply(left, right)) if _number(left) and _number(right) else NULL
-
-    return checked
-
-
-def _divide(left: Any, right: Any) -> Any:
-    """Java's: integers truncated toward zero, any other number divided; by zero null."""
-    if not (_number(left) and _number(right)) or right == 0:
-        return NULL
-    if isinstance(left, int) and isinstance(right, int):
-        quotient = abs(left) // abs(right)
-        return _long(quotient if (left < 0) == (right < 0) else -quotient)
-    return left / right
-
-
-def _remainder(left: Any, right: Any) -> Any:
-    """Java's ``%``: the sign of the dividend; by zero null; numbers only (no
-    ``'%999999999d' % 1``)."""
-    if not (_number(left) and _number(right)) or right == 0:
-        return NULL
-    if isinstance(left, int) and isinstance(right, int):
-        return _long(left - right * _divide(left, right))
-    return math.fmod(left, right)
-
-
-def _ordered(apply: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    def compared(left: Any, right: Any) -> bool:
-        if (_number(left) and _number(right)) or (isinstance(left, str) and isinstance(right, str)):
-            return apply(left, right)
-        return False
-
-    return compared
-
-
-_OPERATORS: Final[Mapping[Callable[..., Any], Callable[[Any, Any], Any]]] = {
-    operator.add: _add,
-    operator.sub: _arithmetic(operator.sub),
-    operator.mul: _arithmetic(operator.mul),
-    operator.floordiv: _divide,
-    operator.mod: _remainder,
-    operator.eq: equal,
-    operator.ne: lambda left, right: not equal(left, right),
-    operator.lt: _ordered(operator.lt),
-    operator.le: _ordered(operator.le),
-    operator.gt: _ordered(operator.gt),
-    operator.ge: _ordered(operator.ge),
-}
-
-
 @_sandboxing
 def _binary_operator(original: Method) -> Method:
     def parse(self: Any) -> None:
         original(self)
-        checked = _OPERATORS.get(self.apply_to)
+        checked = OPERATORS.get(self.apply_to)
         unchecked = self.apply_to
 
         def apply_to(left: Any, right: Any) -> Any:
