@@ -150,6 +150,24 @@ def test_a_gadget_in_an_api_made_through_the_api_runs_nothing(
     assert message["Body"] == "sent"  # the rest of the template rendered as on AWS
 
 
+def test_a_maps_entries_are_data_whatever_their_names(cloud: LocalCloud) -> None:
+    """DynamoDB's errors carry ``__type``: a map's entry, unlike an object's attribute."""
+    body = json.dumps({"__type": "ConditionalCheckFailedException", "_id": "i-1"})
+
+    assert _render("$input.path('$').__type $input.path('$')._id", body) == (
+        "ConditionalCheckFailedException i-1"
+    )
+
+
+def test_javas_string_methods_as_templates_call_them(cloud: LocalCloud) -> None:
+    template = (
+        "#set($s = ' Order-42 ')$s.trim().toLowerCase()|$s.replaceAll('(\\d+)', '#$1')|"
+        "$s.indexOf('x')|$s.split('-').size()|$s.length()"
+    )
+
+    assert _render(template) == "order-42| Order-#42 |-1|2|10"
+
+
 def test_a_foreach_stops_after_1000_iterations_as_on_api_gateway(cloud: LocalCloud) -> None:
     assert _render("#set($c = 0)#foreach($i in [1..5000])#set($c = $c + 1)#end$c") == "1000"
 
