@@ -13,7 +13,9 @@ computed after execution (moto leaves a stack created by a change set without th
 - ``CloudFormationResponse._get_stack_from_s3_url``: ``TemplateURL`` is read from the
   local S3 whatever host it names (SAM CLI builds it from the endpoint,
   ``http://127.0.0.1:5000/bucket/key``, which moto parses as a virtual-hosted bucket
-  named ``127``).
+  named ``127``), and refused over CloudFormation's 1,000,000 bytes.
+
+How moto parses a template, and what a request may carry, is :mod:`.api_templates`'s.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from __future__ import annotations
 from typing import Any, Final, cast
 from urllib.parse import urlparse
 
+from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import CloudFormationBackend
 from moto.cloudformation.responses import CloudFormationResponse
 from moto.cloudformation.utils import get_stack_from_s3_url
 
 from localcloud.cloudformation import changesets, execution, stacks
+from localcloud.cloudformation.template_limits import TemplateRefused, check_template_size
 from localcloud.patches.registry import Method, Patch
 
 
@@ -108,6 +112,10 @@ def _template_from_url(_original: Method) -> Method:
         text: str = get_stack_from_s3_url(
             template_url, account_id=self.current_account, partition=self.partition
         )
+        try:
+            check_template_size(text)
+        except TemplateRefused as exc:
+            raise ValidationError(message=exc.message) from exc
         return text
 
     return get_stack_from_url
@@ -165,6 +173,6 @@ PATCHES: Final = (
         "_get_stack_from_s3_url",
         ("self", "template_url"),
         _template_from_url,
-        "SAM CLI's TemplateURL names the local endpoint",
+        "SAM CLI's TemplateURL names the local endpoint; one over 1,000,000 bytes is refused",
     ),
 )

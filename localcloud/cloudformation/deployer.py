@@ -24,6 +24,7 @@ from typing import Any
 from localcloud.cloudformation.exceptions import NotCreated, UnsupportedTemplate
 from localcloud.cloudformation.provider import ClientFactory, Deployment, Provider, provider_of
 from localcloud.cloudformation.template import Template
+from localcloud.cloudformation.template_limits import check_resources
 from localcloud.cloudformation.transform import (
     aws_managed_policy_arns,
     declares_transform,
@@ -38,7 +39,8 @@ def prepare(template: Template, region: str) -> tuple[Template, Template | None]
     transform was applied to it (``None`` otherwise).
 
     Raises:
-        UnsupportedTemplate: the transform refused the template.
+        UnsupportedTemplate: the transform refused the template; it made more than
+            CloudFormation's 500 resources (CloudFormation counts the processed template).
     """
     if not declares_transform(template.body):
         return template, None
@@ -50,6 +52,7 @@ def prepare(template: Template, region: str) -> tuple[Template, Template | None]
         region=region,
         managed_policies=aws_managed_policy_arns,
     )
+    check_resources(transformed)
     deployed = Template(
         path=template.path,
         body=transformed,

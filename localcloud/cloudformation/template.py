@@ -1,5 +1,5 @@
-"""A template as CloudFormation reads it: parsed, its parameters resolved, its
-``Conditions`` evaluated.
+"""A template as CloudFormation reads it: parsed (within CloudFormation's quotas,
+:mod:`.template_limits`), its parameters resolved, its ``Conditions`` evaluated.
 
 A resource or an Output whose ``Condition`` is false is not part of the stack:
 :attr:`Template.resources` and :attr:`Template.outputs` leave it out
@@ -11,14 +11,11 @@ that condition. Parameters: :mod:`localcloud.cloudformation.parameters`; intrins
 
 from __future__ import annotations
 
-import datetime
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-
-from cfnlint.decode import cfn_yaml
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.intrinsics import evaluate_conditions
@@ -27,6 +24,7 @@ from localcloud.cloudformation.parameters import (
     parse_overrides,
     samconfig_parameter_overrides,
 )
+from localcloud.cloudformation.template_limits import check_parameter_value, parse, read_file
 
 
 @dataclass(frozen=True)
@@ -129,8 +127,9 @@ def load(
     config_env: str = "default",
     parameter_overrides: str | Sequence[str] | Mapping[str, Any] | None = None,
 ) -> Template:
-    """Parse the template (cfn-lint's decoder knows the ``!Ref``/``!GetAtt``/``!Sub`` tags)
-    and resolve its parameters as ``sam deploy --config-env <config_env>`` would.
+    """Parse the template (cfn-lint's decoder knows the ``!Ref``/``!GetAtt``/``!Sub`` tags),
+    read no further than CloudFormation's 1 MB, and resolve its parameters as ``sam deploy
+    --config-env <config_env>`` would.
 
     Args:
         path: the template.
@@ -143,12 +142,15 @@ def load(
             mapping); when given it replaces samconfig's ``parameter_overrides``.
 
     Raises:
-        UnsupportedTemplate: the samconfig environment does not exist or cannot be read;
+        UnsupportedTemplate: the template is refused as CloudFormation refuses it
+            (:func:`.template_limits.parse`: "Template format error: …", over 1 MB, more
+            than 500 resources, a parameter value over 4,096 bytes);
+            the samconfig environment does not exist or cannot be read;
             an override is not in a form SAM CLI accepts, or names no parameter of the
             template (SAM CLI would drop it silently); a parameter has neither a value
             nor a default; a value breaks the parameter's constraints.
     """
-    body = as_written(cfn_yaml.load(str(path)))
+    body = parse(read_file(path))
     if samconfig is not None:
         samconfig = path.parent / samconfig
     if parameter_overrides is not None:
@@ -168,33 +170,12 @@ server's working directory."""
 
 def parse_body(text: str) -> dict[str, Any]:
     """A template as CloudFormation receives it (YAML with or without short-form tags,
-    or JSON), parsed with cfn-lint's decoder.
+    or JSON), parsed within CloudFormation's quotas (:func:`.template_limits.parse`).
 
     Raises:
-        UnsupportedTemplate: the text is not a template.
+        UnsupportedTemplate: the text is not a template, or CloudFormation refuses it.
     """
-    try:
-        body = as_written(cfn_yaml.loads(text))
-    except Exception as exc:  # noqa: BLE001 - cfn-lint raises its own error classes
-        raise UnsupportedTemplate("Template format error", str(exc)) from exc
-    if not isinstance(body, dict):
-        raise UnsupportedTemplate("Template format error", "not a JSON or YAML mapping")
-    return dict(body)
-
-
-def as_written(value: Any) -> Any:
-    """``value`` with every YAML timestamp as the text it was written as: CloudFormation
-    and SAM CLI read ``AWSTemplateFormatVersion: 2010-09-09`` unquoted as a string,
-    where a YAML parser makes a date (and the SAM transform then fails on it)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            value[key] = as_written(item)
-        return value
-    if isinstance(value, list):
-        return [as_written(item) for item in value]
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    return value
+    return parse(text)
 
 
 def from_body(
@@ -229,6 +210,7 @@ def from_body(
     for name, spec in declared.items():
         if name not in values:
             raise UnsupportedTemplate(f"Parameters.{name}", "needs a Default or an override")
+        check_parameter_value(name, values[name])
         check_parameter(name, spec, values[name])
     template = Template(
         path=path,

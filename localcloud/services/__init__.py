@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from localcloud.cloudformation import api as cloudformation_api
+from localcloud.cloudformation import api_templates as cloudformation_templates
 from localcloud.cloudformation.provider import Provider
 from localcloud.patches import activity, botocore
 from localcloud.patches.registry import Patch, PatchMismatch, Registry
@@ -79,7 +80,12 @@ BUILT_IN: Final = (
     apigateway.SERVICE,
 )
 """The services every local account runs."""
-CORE_PATCHES: Final = (*cloudformation_api.PATCHES, *botocore.PATCHES, *activity.PATCHES)
+CORE_PATCHES: Final = (
+    *cloudformation_api.PATCHES,
+    *cloudformation_templates.PATCHES,
+    *botocore.PATCHES,
+    *activity.PATCHES,
+)
 """The patches of no one service: the CloudFormation API (application change sets, the
 engine's), the hook around moto's answer to every request, and the count of changing
 requests the live view's watcher waits for."""

@@ -349,6 +349,7 @@ def test_a_first_class_integration_with_a_parameter_of_another_subtype_is_refuse
 
 
 def _render(template: str, body: str = "", **parameters: dict[str, str]) -> str:
+    """``template`` rendered (the sandbox in force: a test takes ``patched``)."""
     return render(
         template,
         body=body,
@@ -358,7 +359,7 @@ def _render(template: str, body: str = "", **parameters: dict[str, str]) -> str:
     )
 
 
-def test_mapping_template_variables_as_api_gateway_defines_them() -> None:
+def test_mapping_template_variables_as_api_gateway_defines_them(patched: None) -> None:
     body = json.dumps({"order": {"id": "o-1", "lines": [1, 2]}, "note": 'it\'s "quoted" / é'})
     assert _render("$input.json('$.order')", body) == '{"id": "o-1", "lines": [1, 2]}'
     assert _render("$input.path('$.order.lines').size()", body) == "2"
@@ -387,7 +388,7 @@ def test_mapping_template_variables_as_api_gateway_defines_them() -> None:
     assert _render("$input.params('absent')|", **params) == "|"
 
 
-def test_nulls_and_maps_as_velocity_renders_them_on_api_gateway() -> None:
+def test_nulls_and_maps_as_velocity_renders_them_on_api_gateway(patched: None) -> None:
     body = json.dumps({"order": {"id": "o-1"}})
     assert _render("[$util.urlEncode($input.path('$.missing'))]", body) == "[]"
     assert _render("[$util.escapeJavaScript($input.path('$.missing'))]", body) == "[]"
@@ -457,6 +458,6 @@ def test_cors_origins_as_an_http_api_allows_them() -> None:
     assert is_preflight(_cors_request("OPTIONS", Origin="https://shop.example", **ask))
 
 
-def test_a_template_reading_a_body_that_is_not_json_does_not_render() -> None:
+def test_a_template_reading_a_body_that_is_not_json_does_not_render(patched: None) -> None:
     with pytest.raises(TemplateError, match="not JSON"):
         _render("$input.json('$')", "plain text")

@@ -1,13 +1,14 @@
 """API Gateway: REST APIs (:mod:`.providers`) and HTTP APIs (:mod:`.http_providers`) with
 Lambda proxy and AWS service integrations, invoked at a path-style local URL
-or on the API's own origin (:mod:`.invoke`).
+or on the API's own origin (:mod:`.invoke`); mapping templates rendered by a sandboxed
+Velocity (:mod:`.mapping`, :mod:`.velocity_patches`).
 
 May import: the engine's provider contract, :mod:`localcloud.services.lambda_`.
 """
 
 from typing import Final
 
-from localcloud.services.apigateway import http_providers, providers
+from localcloud.services.apigateway import http_providers, providers, velocity_patches
 from localcloud.services.apigateway.aws_integration import SERVICES, SUBTYPES
 from localcloud.services.service import Service
 
@@ -28,6 +29,7 @@ SURFACES: Final = (
 SERVICE: Final = Service(
     "apigateway",
     providers=(*providers.PROVIDERS, *http_providers.PROVIDERS),
+    patches=velocity_patches.PATCHES,
     surfaces=SURFACES,
 )
 

@@ -12,10 +12,13 @@ variables of API Gateway's "Mapping template and access logging variable referen
 - ``$context`` (the proxy event's ``requestContext``: ``requestId``, ``stage``,
   ``resourcePath``, ``httpMethod``, ``identity.sourceIp`` …) and ``$stageVariables``.
 
-Maps answer ``size()``, ``keySet()``, ``containsKey(k)``, ``isEmpty()``, ``put``,
-``putAll`` and ``toString()`` as Java's do, since templates call them
-(``#foreach($k in $input.params().header.keySet())``); ``$util``'s functions of a null
-are of ``""``. Not rendered: ``$context.requestOverride`` and ``responseOverride``.
+Those, the Java methods templates call on strings, lists and maps (``size()``,
+``keySet()``, ``containsKey(k)``, ``put`` … :mod:`.velocity_members`) and a map's entries
+are all a template reaches: airspeed runs sandboxed (:mod:`.velocity_patches`), within
+API Gateway's quotas and the local cloud's bounds (:mod:`.velocity`), and a template that
+passes one does not render. Maps print as Java prints them (``{a=1, b=2}``);
+``$util``'s functions of a null are of ``""``. Not rendered: ``$context.requestOverride``
+and ``responseOverride``.
 """
 
 from __future__ import annotations
@@ -23,74 +26,64 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 from urllib.parse import quote_plus, unquote_plus
 
 import airspeed
+from airspeed import operators
 from jsonpath_ng.ext.parser import parse as jsonpath
+
+from localcloud.services.apigateway import velocity
+from localcloud.services.apigateway.velocity import PAYLOAD_SIZE, TemplateError, java_text
+from localcloud.services.apigateway.velocity_patches import NO_FILES, compiled, in_force
 
 __all__ = ["MappingInput", "MappingUtil", "TemplateError", "render"]
 
 
-class TemplateError(ValueError):
-    """A mapping template that does not render (bad syntax, a JSONPath that does not
-    parse, ``$input.json`` of a body that is not JSON); API Gateway answers the call
-    with a 500."""
-
-
-class JavaMap(dict[str, Any]):
-    """A dict answering the Java ``Map`` methods templates call, and printed as Java
-    prints a map (``{a=1, b=2}``)."""
-
-    def size(self) -> int:
-        return len(self)
-
-    def keySet(self) -> list[str]:  # noqa: N802 - Java's name, as templates call it
-        return list(self)
-
-    def containsKey(self, key: str) -> bool:  # noqa: N802 - Java's name
-        return key in self
-
-    def isEmpty(self) -> bool:  # noqa: N802 - Java's name
-        return not self
-
-    def put(self, key: str, value: Any) -> Any:
-        previous = self.get(key)
-        self[key] = value
-        return previous
-
-    def putAll(self, values: Mapping[str, Any]) -> None:  # noqa: N802 - Java's name
-        self.update(values)
-
-    def toString(self) -> str:  # noqa: N802 - Java's name
-        return str(self)
-
-    def __str__(self) -> str:
-        return "{" + ", ".join(f"{k}={v}" for k, v in self.items()) + "}"
-
-
-def _java(value: Any) -> Any:
-    """``value`` with every dict a :class:`JavaMap`."""
+def _copied(value: Any) -> Any:
+    """A copy of a JSON value for a template to walk and change (``put``, ``add``), each
+    value copied counted by the rendering's sandbox."""
+    sandbox = velocity.active()
+    if sandbox is not None:
+        sandbox.made_json_values(1)
     if isinstance(value, dict):
-        return JavaMap({str(k): _java(v) for k, v in value.items()})
+        return {str(k): _copied(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_java(item) for item in value]
+        return [_copied(item) for item in value]
     return value
 
 
 class MappingInput:
     """``$input``: the payload ``body`` (text) and the method request's ``parameters``
-    (``{"path": {…}, "querystring": {…}, "header": {…}}``)."""
+    (``{"path": {…}, "querystring": {…}, "header": {…}}``); the body is parsed once."""
+
+    TEMPLATE_PROPERTIES: ClassVar[frozenset[str]] = frozenset({"body"})
+    TEMPLATE_METHODS: ClassVar[frozenset[str]] = frozenset({"json", "path", "params"})
 
     def __init__(self, body: str, parameters: Mapping[str, Mapping[str, str]]) -> None:
         self.body = body
         self._parameters = parameters
+        self._document: Any = None
+        self._parsed = False
+
+    def __repr__(self) -> str:
+        return "$input"
+
+    def _parse(self) -> Any:
+        if not self._parsed:
+            try:
+                self._document = json.loads(self.body) if self.body.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise TemplateError(f"$input of a body that is not JSON ({exc})") from exc
+            except RecursionError as exc:
+                raise TemplateError("$input of a body nested too deeply") from exc
+            self._parsed = True
+        return self._document
 
     def _select(self, expression: str) -> Any:
-        try:
-            document = json.loads(self.body) if self.body.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise TemplateError(f"$input of a body that is not JSON ({exc})") from exc
+        document = self._parse()
+        if not isinstance(expression, str):
+            raise TemplateError("a JSONPath expression must be a string")
         try:
             found = [match.value for match in jsonpath(expression).find(document)]
         except Exception as exc:  # noqa: BLE001 - jsonpath_ng raises its own bare Exceptions
@@ -104,14 +97,17 @@ class MappingInput:
         return json.dumps(self._select(expression))
 
     def path(self, expression: str = "$") -> Any:
-        """What ``expression`` selects, as an object templates can walk."""
-        return _java(self._select(expression))
+        """What ``expression`` selects, as an object templates can walk (a copy of it)."""
+        try:
+            return _copied(self._select(expression))
+        except RecursionError as exc:
+            raise TemplateError("$input.path of a value nested too deeply") from exc
 
     def params(self, name: str | None = None) -> Any:
         """Every parameter by kind, or the value of ``name`` (path, query string, then
         header; ``""`` when it is none of them)."""
         if name is None:
-            return _java({kind: dict(values) for kind, values in self._parameters.items()})
+            return {kind: dict(values) for kind, values in self._parameters.items()}
         for kind in ("path", "querystring", "header"):
             values = self._parameters.get(kind) or {}
             if name in values:
@@ -149,12 +145,26 @@ def _escape(ch: str) -> str:
 
 
 def _text(value: Any) -> str:
-    """A ``$util`` argument as text: a null is ``""``."""
-    return "" if value is None else str(value)
+    """A ``$util`` argument as text: a null is ``""``, anything else as Java prints it."""
+    return "" if value is None else java_text(value)
 
 
 class MappingUtil:
     """``$util``."""
+
+    TEMPLATE_METHODS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "escapeJavaScript",
+            "parseJson",
+            "urlEncode",
+            "urlDecode",
+            "base64Encode",
+            "base64Decode",
+        }
+    )
+
+    def __repr__(self) -> str:
+        return "$util"
 
     @staticmethod
     def escapeJavaScript(text: Any) -> str:  # noqa: N802 - API Gateway's name
@@ -166,9 +176,11 @@ class MappingUtil:
     @staticmethod
     def parseJson(text: str) -> Any:  # noqa: N802 - API Gateway's name
         try:
-            return _java(json.loads(text))
+            return _copied(json.loads(text))
         except (json.JSONDecodeError, TypeError) as exc:
             raise TemplateError(f"$util.parseJson of text that is not JSON ({exc})") from exc
+        except RecursionError as exc:
+            raise TemplateError("$util.parseJson of JSON nested too deeply") from exc
 
     @staticmethod
     def urlEncode(text: Any) -> str:  # noqa: N802 - API Gateway's name
@@ -196,18 +208,37 @@ def render(
     stage_variables: Mapping[str, str],
 ) -> str:
     """``template`` rendered for a request or a response (``body`` is the payload it
-    maps: the method request's, or the integration's answer).
+    maps: the method request's, or the integration's answer), sandboxed and bounded
+    (:mod:`.velocity`).
 
     Raises:
-        TemplateError: the template does not render.
+        TemplateError: the template does not render: bad syntax, a failing member, a
+            bound passed (:data:`.velocity.TEMPLATE_SIZE`, a rendered body over
+            :data:`.velocity.PAYLOAD_SIZE` …), or the sandbox is not installed (no local
+            cloud is running: a template is never rendered unsandboxed).
     """
+    if not in_force():
+        raise TemplateError("mapping templates render only in a running local cloud (sandboxed)")
     namespace = {
         "input": MappingInput(body, parameters),
         "util": MappingUtil(),
-        "context": _java(dict(context)),
-        "stageVariables": _java(dict(stage_variables)),
+        "context": _copied(dict(context)),
+        "stageVariables": dict(stage_variables),
     }
+    output = operators.StoppableStream()
     try:
-        return str(airspeed.Template(template).merge(namespace))
+        with velocity.started():
+            compiled(template).merge_to(namespace, output, NO_FILES)
     except airspeed.TemplateError as exc:
+        if isinstance(exc.__cause__, TemplateError):
+            raise TemplateError(f"the mapping template does not render ({exc.__cause__})") from exc
         raise TemplateError(f"the mapping template does not render ({exc})") from exc
+    except RecursionError as exc:
+        raise TemplateError("the mapping template nests too deeply to render") from exc
+    rendered: str = output.getvalue()
+    if len(rendered.encode()) > PAYLOAD_SIZE:
+        raise TemplateError(
+            f"the mapping template rendered {len(rendered.encode()):,} bytes: API Gateway's "
+            "payload quota is 10 MB"
+        )
+    return rendered

@@ -25,7 +25,7 @@ from localcloud.cloudformation.provider import (
     read_s3_object,
     refuse_unknown,
 )
-from localcloud.cloudformation.template import parse_body
+from localcloud.cloudformation.template_limits import TemplateRefused, parse, read_file
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.apigateway.definition import (
     INTEGRATION,
@@ -38,6 +38,9 @@ from localcloud.services.apigateway.invoke import local_url
 
 BINARY_MEDIA_TYPES: Final = "x-amazon-apigateway-binary-media-types"
 API_TYPES: Final = frozenset({"AWS::ApiGateway::RestApi", "AWS::ApiGatewayV2::Api"})
+DEFINITION_BYTES: Final = 6 * 1024 * 1024
+"""An OpenAPI definition API Gateway imports: 6 MB ("Maximum API definition file size when
+using restapi:import or restapi:put", Quotas for configuring and running a REST API)."""
 
 
 def gone_is_deleted(call: Any, **kwargs: Any) -> None:
@@ -52,7 +55,8 @@ def gone_is_deleted(call: Any, **kwargs: Any) -> None:
 def definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> Any:
     """The API's OpenAPI definition: ``Body``, or the file ``BodyS3Location`` names (SAM's
     ``DefinitionUri``: the object ``sam deploy`` uploaded, or a from-source deploy's local
-    file), YAML or JSON.
+    file), YAML or JSON, within :data:`DEFINITION_BYTES` (read no further) and parsed as a
+    template is (:func:`localcloud.cloudformation.template_limits.parse`).
 
     Raises:
         UnsupportedTemplate: the object or file is missing, or is not a definition.
@@ -66,13 +70,16 @@ def definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]
         path = local_path(str(location["Key"]))
         if not path.is_file():
             raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
-        text = path.read_text()
+        try:
+            text = read_file(path, DEFINITION_BYTES, "An OpenAPI definition")
+        except TemplateRefused as exc:
+            raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", str(exc)) from exc
     else:
         text = read_s3_object(
             stack, where, location["Bucket"], location["Key"], location.get("Version")
         ).decode("utf-8", "replace")
     try:
-        return parse_body(text)
+        return parse(text, DEFINITION_BYTES)
     except UnsupportedTemplate as exc:
         raise UnsupportedTemplate(where, f"not an OpenAPI definition ({exc})") from exc
 

@@ -13,8 +13,13 @@ from typing import Any, Final
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.provider import Deployment, Provider, read_s3_object
+from localcloud.cloudformation.template_limits import TemplateRefused, read_file
 from localcloud.cloudformation.transform import LOCAL_PATHS, local_path
 from localcloud.services.stepfunctions.integrations import first_refused
+
+DEFINITION_BYTES: Final = 1024 * 1024
+"""A state machine's definition: 1 MB ("Maximum size of a state machine definition", Step
+Functions service quotas)."""
 
 
 class StateMachineProvider(Provider):
@@ -76,7 +81,8 @@ def _check_integrations(logical_id: str, definition: str) -> None:
 
 def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any]) -> str:
     """The definition text: inline (``Definition``, ``DefinitionString``), a local file
-    (a from-source deploy's ``DefinitionUri``) or the object ``sam deploy`` uploaded."""
+    (a from-source deploy's ``DefinitionUri``, read no further than
+    :data:`DEFINITION_BYTES`) or the object ``sam deploy`` uploaded."""
     if "Definition" in properties:
         return json.dumps(properties["Definition"])
     if "DefinitionString" in properties:
@@ -89,10 +95,15 @@ def _definition(stack: Deployment, logical_id: str, properties: Mapping[str, Any
         path = local_path(str(location["Key"]))
         if not path.is_file():
             raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", f"{path} is not a file")
-        return path.read_text()
+        try:
+            return read_file(path, DEFINITION_BYTES, "A state machine definition")
+        except TemplateRefused as exc:
+            raise UnsupportedTemplate(f"{logical_id}.DefinitionUri", str(exc)) from exc
     body = read_s3_object(
         stack, where, location["Bucket"], location["Key"], location.get("Version")
     )
+    if len(body) > DEFINITION_BYTES:
+        raise UnsupportedTemplate(where, f"a definition over {DEFINITION_BYTES} bytes")
     return body.decode()
 
 
