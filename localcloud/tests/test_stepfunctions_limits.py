@@ -14,6 +14,7 @@ two events a state, the cheapest loop moto runs) and the paging tests read its h
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -321,3 +322,41 @@ def test_an_inline_maps_output_holds_every_items_result_in_order(
 
     assert described["status"] == "SUCCEEDED"
     assert json.loads(described["output"]) == list(range(ITEMS))
+
+
+def test_an_inline_map_stopped_while_its_iterations_run_is_aborted_not_failed(
+    sfn: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    hold = {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": 600, "End": True}}}
+    definition = {
+        "StartAt": "Each",
+        "States": {"Each": {"Type": "Map", "ItemProcessor": hold, "End": True}},
+    }
+    arn = machine(sfn, "map-stopped", definition)
+    execution = sfn.start_execution(
+        stateMachineArn=arn, name="stopped", input=json.dumps(list(range(3)))
+    )["executionArn"]
+    deadline = time.monotonic() + 30  # hang guards
+    while "WaitStateEntered" not in kinds(full_history(sfn, execution)):
+        assert time.monotonic() < deadline, "no iteration waiting after 30 s"
+        time.sleep(0.02)
+
+    sfn.stop_execution(executionArn=execution, error="Operator.Cancelled", cause="not needed")
+
+    while not {"ExecutionAborted", "ExecutionFailed"} & set(
+        kinds(history := full_history(sfn, execution))
+    ):
+        assert time.monotonic() < deadline, "not ended 30 s after the stop"
+        time.sleep(0.02)
+    described = sfn.describe_execution(executionArn=execution)
+    assert (described["status"], described["error"], described["cause"]) == (
+        "ABORTED",
+        "Operator.Cancelled",
+        "not needed",
+    )
+    assert "ExecutionFailed" not in kinds(history)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def kinds(history: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in history]

@@ -8,7 +8,8 @@ GetExecutionHistory in pages (:mod:`.history`); the Task resources run locally, 
 others refused by name, and nested executions' parameters and results in the shapes AWS
 gives (:mod:`.integrations`); one terminal line per failed execution, not moto's logs
 (:mod:`.reports`); a Standard execution's status changes on the default bus as AWS's
-events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
+events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`);
+every running execution stopped when the account stops (:func:`stop_running`).
 
 May import: the engine's provider contract, the patch registry.
 """
@@ -20,6 +21,7 @@ from localcloud.services.stepfunctions import (
     history,
     inline_map,
     integrations,
+    lifecycle,
     patches,
     providers,
     quotas,
@@ -52,4 +54,6 @@ SERVICE: Final = Service(
     ),
 )
 
-__all__ = ["SERVICE"]
+stop_running: Final = lifecycle.stop_running
+
+__all__ = ["SERVICE", "stop_running"]

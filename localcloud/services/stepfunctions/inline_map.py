@@ -12,14 +12,20 @@ inline Map on AWS has its own 40, and an outer iteration waiting for its inner M
 no thread an inner iteration needs. moto's workers take the items one after another from
 the run's job pool, as before; the pool is shut down without waiting once every item has
 ended (a worker still finishing an item after another one failed the Map ends on its own).
-A Distributed Map keeps moto's own run.
+An iteration aborted by StopExecution fails the Map in a form it can read
+(:func:`well_formed`). A Distributed Map keeps moto's own run.
 """
 
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
+from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, HistoryEventType
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+    FailureEventException,
+)
 from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component import (  # noqa: E501
     InlineIterationComponent,
 )
@@ -43,6 +49,28 @@ def workers(max_concurrency: int, items: int) -> int:
     return max(0, min(asked, items, INLINE_CONCURRENCY))
 
 
+def well_formed(failure: Exception) -> Exception:
+    """``failure`` as the Map state can read it.
+
+    moto's iteration aborted because its execution was stopped carries the stop's error (a
+    string, or ``None``) where its failure's details belong: the Map state read them with
+    ``.get`` and raised ``AttributeError``, the execution ended ``FAILED`` with
+    ``States.Runtime`` and moto's error line on the terminal. Its details become
+    ``{"error": <the stop's error>}`` (``{}`` without one), as any failure's.
+    """
+    if not isinstance(failure, FailureEventException):
+        return failure
+    event = failure.failure_event
+    details: Any = event.event_details or {}
+    spec = details.get("executionFailedEventDetails")
+    if event.event_type != HistoryEventType.MapIterationAborted or isinstance(spec, dict):
+        return failure
+    details = ExecutionFailedEventDetails(error=spec) if spec else ExecutionFailedEventDetails()
+    fixed = copy.copy(event)
+    setattr(fixed, "event_details", {"executionFailedEventDetails": details})  # noqa: B010 - Final
+    return FailureEventException(failure_event=fixed)
+
+
 def _pooled(_original: Method) -> Method:
     def _eval_body(self: InlineIterationComponent, env: Environment) -> None:
         """moto's inline Map run, its iterations on a pool of :func:`workers` threads."""
@@ -63,7 +91,7 @@ def _pooled(_original: Method) -> Method:
                 pool.shutdown(wait=False)
         failure = job_pool.get_worker_exception()
         if failure is not None:
-            raise failure
+            raise well_formed(failure)
         env.stack.append([closed.job_output for closed in job_pool.get_closed_jobs()])
 
     return _eval_body
@@ -79,4 +107,4 @@ PATCHES: Final = (
     ),
 )
 
-__all__ = ["INLINE_CONCURRENCY", "PATCHES", "workers"]
+__all__ = ["INLINE_CONCURRENCY", "PATCHES", "well_formed", "workers"]

@@ -19,7 +19,9 @@ moto 5.2.5 differs from AWS here:
   before the execution has stopped, so the response has no ``stopDate`` (which the
   StopExecution API reference marks as required in the response). After the patch the
   execution is ``ABORTED`` when StopExecution returns, and the ``stopDate``, ``error``
-  and ``cause`` it was given are the ones DescribeExecution and the history show.
+  and ``cause`` it was given are the ones DescribeExecution and the history show. An
+  execution stopped in an inline Map ended ``FAILED`` in moto (``States.Runtime``,
+  ``AttributeError``, raised by its aborted iterations); it stays ``ABORTED``.
 """
 
 from __future__ import annotations
@@ -234,6 +236,19 @@ def _parser_execution_stop(original: Method) -> Method:
     return stop
 
 
+def _stop_kept(original: Method) -> Method:
+    def set_error(self: Environment, error: Any) -> None:
+        """moto's ``set_error``, except on a stopped environment: an execution (or a Map
+        iteration, a Parallel branch) stopped stays stopped, whatever its frames raise on
+        their way out (moto's inline Map raised ``AttributeError`` there, and a stopped
+        Map ended ``FAILED`` with ``States.Runtime``)."""
+        if isinstance(self.program_state(), ProgramStopped):
+            return
+        original(self, error)
+
+    return set_error
+
+
 def _reflect_execution_status(original: Method) -> Method:
     def reflect(self: BaseExecutionWorkerCommunication) -> None:
         """moto's end-of-run bookkeeping, keeping a stopped execution's stop date, error
@@ -317,6 +332,13 @@ PATCHES: Final = (
         ("self", "stop_date", "error", "cause"),
         _parser_execution_stop,
         "the interpreter's execution is ABORTED when StopExecution returns",
+    ),
+    Patch(
+        Environment,
+        "set_error",
+        ("self", "error"),
+        _stop_kept,
+        "a stopped execution stays ABORTED, a Map running included, whatever fails after",
     ),
     Patch(
         BaseExecutionWorkerCommunication,
