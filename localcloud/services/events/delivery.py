@@ -18,11 +18,7 @@ moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
   ISO 8601 (``2026-12-03T18:01:55Z``); log groups, archives and API destinations keep
   moto's own delivery. A failed delivery is said on the server's output. Source: "Amazon
   EventBridge targets" and "Transforming target input" in the EventBridge user guide.
-- the event pattern: moto does not look into arrays of objects (``"detail": {"items":
-  [{"sku": "a"}]}``); EventBridge matches a pattern field against every value of such an
-  array ("Arrays in Amazon EventBridge event patterns"). A boolean is not a number to a
-  ``numeric`` filter. ``TestEventPattern`` answers nothing in moto; here it answers
-  ``{"Result": …}`` with the same matcher.
+- which rules an event matches: :mod:`.patterns`.
 
 Delivery happens after ``PutEvents`` answers, in a thread (EventBridge delivers
 asynchronously); a target that cannot be reached (deleted, say) is skipped, as
@@ -43,8 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from jsonpath_ng.ext.parser import parse as parse_path
-from moto.events.models import EventPattern, Rule
-from moto.events.responses import EventsHandler
+from moto.events.models import Rule
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
@@ -287,71 +282,6 @@ def wait_delivered(timeout_s: float) -> bool:
     return True
 
 
-def flatten(node: Any, prefix: str = "", result: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The event's leaves by dotted path; an array of objects contributes every value of
-    each object's fields to the path (``detail.items.sku`` → ``["a", "b"]``), as
-    EventBridge matches arrays."""
-    if result is None:
-        result = {}
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{prefix}.{key}" if prefix else key
-            if isinstance(value, dict) and value:
-                flatten(value, path, result)
-            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
-                for item in value:
-                    if isinstance(item, dict):
-                        for leaf, found in flatten(item, path).items():
-                            known = result.setdefault(leaf, [])
-                            if not isinstance(known, list):
-                                known = result[leaf] = [known]
-                            known.extend(found if isinstance(found, list) else [found])
-                    else:
-                        result.setdefault(path, [])
-                        if isinstance(result[path], list):
-                            result[path].append(item)
-            else:
-                result[path] = value
-    return result
-
-
-def _matches_event(_original: Method) -> Method:
-    def matches_event(self: EventPattern, event: Any) -> bool:
-        pattern = self.get_pattern()
-        if not pattern:
-            return True
-        return bool(self._does_event_match(flatten(json.loads(json.dumps(event))), pattern))
-
-    return matches_event
-
-
-def _item_matches(original: Method) -> Method:
-    def _does_item_match_filters(self: EventPattern, item: Any, filters: list[Any]) -> bool:
-        numeric = [f for f in filters if isinstance(f, dict) and "numeric" in f]
-        others = [f for f in filters if f not in numeric]
-        if others and original(self, item, others):
-            return True
-        values = item if isinstance(item, list) else [item]
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return bool(numeric and numbers and original(self, numbers, numeric))
-
-    return _does_item_match_filters
-
-
-def _test_event_pattern(_original: Method) -> Method:
-    def test_event_pattern(self: EventsHandler) -> str:
-        pattern = EventPattern.load(self._get_param("EventPattern"))
-        try:
-            event = json.loads(self._get_param("Event"))
-        except (TypeError, ValueError):
-            from moto.events.exceptions import InvalidEventPatternException
-
-            raise InvalidEventPatternException(reason="Event is not valid JSON") from None
-        return json.dumps({"Result": pattern.matches_event(event)})
-
-    return test_event_pattern
-
-
 PATCHES: Final = (
     Patch(
         Rule,
@@ -360,33 +290,11 @@ PATCHES: Final = (
         _send_to_targets,
         "a rule delivers to Lambda, SQS, SNS, Step Functions and buses, with its input",
     ),
-    Patch(
-        EventPattern,
-        "matches_event",
-        ("self", "event"),
-        _matches_event,
-        "a pattern field matches every value of an array of objects",
-    ),
-    Patch(
-        EventPattern,
-        "_does_item_match_filters",
-        ("self", "item", "filters"),
-        _item_matches,
-        "a numeric filter matches numbers only, not booleans",
-    ),
-    Patch(
-        EventsHandler,
-        "test_event_pattern",
-        ("self",),
-        _test_event_pattern,
-        "TestEventPattern answers whether the event matches",
-    ),
 )
 
 __all__ = [
     "PATCHES",
     "deliver",
-    "flatten",
     "path_value",
     "public_event",
     "target_input",
