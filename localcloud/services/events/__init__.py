@@ -18,7 +18,8 @@ SERVICE: Final = Service(
     providers=providers.PROVIDERS,
     patches=(*delivery.PATCHES, *patterns.PATCHES, *service_events.PATCHES),
     surfaces=(
-        "EventBridge targets: Lambda (asynchronous), SQS, SNS, Step Functions, event buses",
+        "EventBridge targets: Lambda (asynchronous), SQS, SNS, Step Functions, event buses "
+        "(one bus hop at most)",
         "EventBridge target input: Input, InputPath, InputTransformer",
         "AWS service events on the default bus: EC2 Instance State-change Notification",
     ),
