@@ -277,18 +277,19 @@ def full_history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
         arguments["nextToken"] = page["nextToken"]
 
 
-ITEMS = 50
+ITEMS = [1] * 40 + [0] * 10
+"""Each item is the seconds its iteration waits: the first 40 a second, so that every
+iteration allowed to start meanwhile does; the other 10 none, so that they end at once."""
 
 
 @pytest.fixture(scope="module")
 def maps(sfn: Any) -> dict[str, str]:
-    """Executions of a Map of 50 items, each iteration waiting a second (so that all the
-    iterations allowed to run at once do), by the ``MaxConcurrency`` asked for; ended."""
+    """Executions of a Map of :data:`ITEMS` by the ``MaxConcurrency`` asked for; ended."""
     executions = {}
     for asked in ("unset", 100):
         iteration = {
             "StartAt": "Hold",
-            "States": {"Hold": {"Type": "Wait", "Seconds": 1, "End": True}},
+            "States": {"Hold": {"Type": "Wait", "SecondsPath": "$", "End": True}},
         }
         state: dict[str, Any] = {
             "Type": "Map",
@@ -299,7 +300,7 @@ def maps(sfn: Any) -> dict[str, str]:
             state["MaxConcurrency"] = asked
         arn = machine(sfn, f"map-{asked}", {"StartAt": "Each", "States": {"Each": state}})
         executions[str(asked)] = sfn.start_execution(
-            stateMachineArn=arn, name="items", input=json.dumps(list(range(ITEMS)))
+            stateMachineArn=arn, name="items", input=json.dumps(ITEMS)
         )["executionArn"]
     for execution in executions.values():
         ended(sfn, execution)
@@ -321,7 +322,7 @@ def test_an_inline_maps_output_holds_every_items_result_in_order(
     described = sfn.describe_execution(executionArn=maps["unset"])
 
     assert described["status"] == "SUCCEEDED"
-    assert json.loads(described["output"]) == list(range(ITEMS))
+    assert json.loads(described["output"]) == ITEMS
 
 
 def test_an_inline_map_stopped_while_its_iterations_run_is_aborted_not_failed(
