@@ -10,13 +10,16 @@ them.
 from __future__ import annotations
 
 import argparse
+import gc
 import ipaddress
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from localcloud import coverage, remote, testapp
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
@@ -26,6 +29,7 @@ from localcloud.server.ports import ServeError, check_port
 from localcloud.text import say
 
 __all__ = [  # ServeError and check_port are here for the commands built on this one
+    "STOP_DEADLINE_S",
     "ServeError",
     "announce",
     "check_port",
@@ -37,16 +41,38 @@ __all__ = [  # ServeError and check_port are here for the commands built on this
 ]
 
 
+STOP_DEADLINE_S: Final = 8.0
+"""Seconds the server has to stop in order after SIGINT or SIGTERM (its executions
+stopped, its functions' processes ended, its answers in flight written) before it exits
+anyway: whatever runs, the process is gone within 10 s of the signal."""
+
+
+def _exit_now(why: str) -> None:
+    """End the process at once (its functions' processes end with it: each one's
+    supervisor watches the server)."""
+    say(f"{why}: exiting now")
+    sys.stdout.flush()
+    os._exit(1)
+
+
 def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:
     """Start ``cloud`` (a server: ``server_port`` set), poll every event source mapping,
     read the account every second for the live view, call ``ready`` (what the command
-    prints or makes first), and serve until SIGINT or SIGTERM."""
+    prints or makes first), and serve until SIGINT or SIGTERM; then stop in order, within
+    :data:`STOP_DEADLINE_S` seconds, or at once on a second signal. Returns 0 (1 is the
+    exit status of a stop cut short)."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per HTTP request
     stop = threading.Event()
+
+    def stopping(*_: object) -> None:
+        if stop.is_set():
+            _exit_now("a second signal")
+        stop.set()
+
     # Both signals, explicitly: a shell that backgrounds a job may start it with SIGINT
     # ignored, and `kill -INT` must still stop the server.
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
     with cloud:
         cloud.start_event_sources()
         cloud.watch()
@@ -54,7 +80,15 @@ def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:
         sys.stdout.flush()
         while not stop.wait(0.5):
             pass
-        say("stopping…")
+        say("stopping… (a second Ctrl-C stops at once)")
+        deadline = threading.Timer(
+            STOP_DEADLINE_S, _exit_now, (f"not stopped after {STOP_DEADLINE_S:g} s",)
+        )
+        deadline.daemon = True  # armed through the exit: non-daemon threads, atexit handlers
+        deadline.start()
+    # The process ends now: its heap (moto's backends, executions' histories) need not be
+    # collected object by object on the way out, which took a second or more.
+    gc.freeze()
     return 0
 
 

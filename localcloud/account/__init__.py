@@ -51,6 +51,7 @@ from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer, free_port
 from localcloud.server.guard import Policy, PublicRoutes
 from localcloud.services import lambda_ as lambda_runtime
+from localcloud.services import stepfunctions
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
 from localcloud.services.events import delivery as events_delivery
@@ -323,8 +324,12 @@ class LocalCloud:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
         api_invoke.set_endpoint(None)
-        # every execution environment goes, its processes too, invocations in progress
-        # included (their callers get an error answer); then every poller stops
+        # every running execution stops first (a Task state waiting for a function ends
+        # with it, and starts nothing after); then every execution environment goes, its
+        # processes too, invocations in progress included (their callers get an error
+        # answer); then every poller stops
+        for arn in stepfunctions.stop_running():
+            say(f"[states] execution {arn.split(':', 6)[-1]} stopped with the local cloud")
         for function, request_id in lambda_runtime.clear():
             say(f"[lambda] {function}: invocation {request_id} stopped with the local cloud")
         mappings.serve(None)

@@ -99,6 +99,7 @@ class Watcher:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop reading, and wait (at most 30 s) for a read in progress."""
+        """Stop reading, and wait (at most 2 s) for a read in progress: a longer one goes on
+        alone, against an account that is stopping (the thread is a daemon)."""
         self._stop.set()
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=2)

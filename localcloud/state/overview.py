@@ -308,10 +308,12 @@ def _number(text: str) -> bool:
 
 
 HISTORY_EVENTS_SHOWN = 200
-"""Events of one execution's history the live view reads, at most."""
+"""Events of one execution's history the live view reads, at most: the newest (a page of
+GetExecutionHistory in reverse order), so that a long execution shows where it is or
+where it failed."""
 TEXT_SHOWN = 1000
 """Characters of an execution's input or output the live view sends, at most (Step
-Functions allows 256 KiB; moto does not enforce it)."""
+Functions allows 256 KiB)."""
 
 
 def _cut(text: str | None) -> str | None:
@@ -332,9 +334,12 @@ def executions(target: Target, arn: str, limit: int = 20) -> dict[str, Any]:
     shown = []
     for summary in listed:
         described = sfn.describe_execution(executionArn=summary["executionArn"])
-        history = sfn.get_execution_history(
-            executionArn=summary["executionArn"], maxResults=HISTORY_EVENTS_SHOWN
+        newest = sfn.get_execution_history(
+            executionArn=summary["executionArn"],
+            maxResults=HISTORY_EVENTS_SHOWN,
+            reverseOrder=True,
         )["events"]
+        history = newest[::-1]
         shown.append(
             {
                 "name": str(summary.get("name") or summary["executionArn"].rsplit(":", 1)[-1]),

@@ -18,11 +18,16 @@ moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
   ISO 8601 (``2026-12-03T18:01:55Z``); log groups, archives and API destinations keep
   moto's own delivery. A failed delivery is said on the server's output. Source: "Amazon
   EventBridge targets" and "Transforming target input" in the EventBridge user guide.
-- the event pattern: moto does not look into arrays of objects (``"detail": {"items":
-  [{"sku": "a"}]}``); EventBridge matches a pattern field against every value of such an
-  array ("Arrays in Amazon EventBridge event patterns"). A boolean is not a number to a
-  ``numeric`` filter. ``TestEventPattern`` answers nothing in moto; here it answers
-  ``{"Result": …}`` with the same matcher.
+- an event a bus received from another bus (a bus target of a rule, or of a schedule) is
+  delivered to the receiving bus's rules' targets but never to a further bus, in the
+  same account or another, the sending bus included: "EventBridge can't route events
+  received from a sender event bus to a third event bus" ("Sending and receiving events
+  between event buses in the same account and Region"; for accounts, "Sending and
+  receiving events between AWS accounts": "these events are not sent to the third
+  account"). moto forwarded them on, and a loop of buses ran for as long as the server did.
+  EventBridge says nothing when it drops such a forward; the local cloud says it once per
+  rule on the server's output.
+- which rules an event matches: :mod:`.patterns`.
 
 Delivery happens after ``PutEvents`` answers, in a thread (EventBridge delivers
 asynchronously); a target that cannot be reached (deleted, say) is skipped, as
@@ -32,6 +37,7 @@ it then, with the ``ERROR_CODE`` and ``ERROR_MESSAGE`` attributes).
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import datetime
 import json
@@ -39,12 +45,12 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from jsonpath_ng.ext.parser import parse as parse_path
-from moto.events.models import EventPattern, Rule
-from moto.events.responses import EventsHandler
+from moto.events.models import Rule
 
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
@@ -65,6 +71,14 @@ RESERVED: Final = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.ev
 _PLACEHOLDER: Final = re.compile(r"<([A-Za-z0-9_.\-]+)>")
 _IN_FLIGHT = threading.Condition()
 _DELIVERING = 0
+_FROM_ANOTHER_BUS: Final[contextvars.ContextVar[bool]] = contextvars.ContextVar(
+    "from_another_bus", default=False
+)
+"""True while a bus target's ``PutEvents`` runs (on the delivering thread): the rules of
+the bus receiving the event do not send it on to a further bus."""
+_SAID_NOT_FORWARDED: weakref.WeakSet[Rule] = weakref.WeakSet()
+"""The rules whose dropped forwards were said (a rule made anew is said anew)."""
+_SAID_LOCK = threading.Lock()
 
 
 def public_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -176,20 +190,24 @@ def deliver(rule: Source, target: dict[str, Any], event: dict[str, Any]) -> None
             from moto.stepfunctions.responses import get_backend
 
             get_backend(account, region).start_execution(arn, str(uuid.uuid4()), text)
-        elif service == "events" and parts[5].startswith("event-bus/"):
+        elif is_bus(arn):
             from moto.events.models import events_backends
 
-            events_backends[account][region].put_events(
-                [
-                    {
-                        "Source": event["source"],
-                        "DetailType": event["detail-type"],
-                        "Detail": json.dumps(event["detail"]),
-                        "Resources": event.get("resources", []),
-                        "EventBusName": arn,
-                    }
-                ]
-            )
+            hop = _FROM_ANOTHER_BUS.set(True)  # the receiving bus's rules see it (one thread)
+            try:
+                events_backends[account][region].put_events(
+                    [
+                        {
+                            "Source": event["source"],
+                            "DetailType": event["detail-type"],
+                            "Detail": json.dumps(event["detail"]),
+                            "Resources": event.get("resources", []),
+                            "EventBusName": arn,
+                        }
+                    ]
+                )
+            finally:
+                _FROM_ANOTHER_BUS.reset(hop)
         else:
             raise ValueError(f"{arn}: the local cloud delivers to no such target")
     except Exception as exc:  # noqa: BLE001 - any refusal is the target's failure
@@ -222,15 +240,32 @@ def _dead_letter(target: dict[str, Any], event: dict[str, Any], exc: Exception) 
     return True
 
 
+def is_bus(arn: str) -> bool:
+    """Whether the target ``arn`` is an event bus (of any account and region)."""
+    parts = arn.split(":", 5)
+    return len(parts) == 6 and parts[2] == "events" and parts[5].startswith("event-bus/")
+
+
 def delivered_here(arn: str) -> bool:
     """Whether this module delivers to the target ``arn`` (else moto's own delivery
     does: log groups, archives, API destinations)."""
     parts = arn.split(":", 5)
     if len(parts) < 6:
         return False
-    if parts[2] in ("lambda", "sqs", "sns", "states"):
-        return True
-    return parts[2] == "events" and parts[5].startswith("event-bus/")
+    return parts[2] in ("lambda", "sqs", "sns", "states") or is_bus(arn)
+
+
+def _not_forwarded(rule: Rule, buses: list[str]) -> None:
+    """Say once per rule that it forwards no event received from another bus."""
+    with _SAID_LOCK:
+        if rule in _SAID_NOT_FORWARDED:
+            return
+        _SAID_NOT_FORWARDED.add(rule)
+    say(
+        f"[events] rule {rule.name} ({rule.arn}): an event received from another bus is not "
+        f"forwarded to {', '.join(buses)} (EventBridge routes an event one bus hop at most; "
+        "its other targets get it)"
+    )
 
 
 def _send_to_targets(original: Method) -> Method:
@@ -252,6 +287,11 @@ def _send_to_targets(original: Method) -> Method:
             for target in self.targets
             if delivered_here(str(target["Arn"]))
         ]
+        if _FROM_ANOTHER_BUS.get():  # a second hop: its bus targets are not sent to
+            buses = [str(target["Arn"]) for target in targets if is_bus(str(target["Arn"]))]
+            if buses:
+                _not_forwarded(self, buses)
+                targets = [target for target in targets if not is_bus(str(target["Arn"]))]
         if not targets:
             return
 
@@ -287,106 +327,21 @@ def wait_delivered(timeout_s: float) -> bool:
     return True
 
 
-def flatten(node: Any, prefix: str = "", result: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The event's leaves by dotted path; an array of objects contributes every value of
-    each object's fields to the path (``detail.items.sku`` → ``["a", "b"]``), as
-    EventBridge matches arrays."""
-    if result is None:
-        result = {}
-    if isinstance(node, dict):
-        for key, value in node.items():
-            path = f"{prefix}.{key}" if prefix else key
-            if isinstance(value, dict) and value:
-                flatten(value, path, result)
-            elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
-                for item in value:
-                    if isinstance(item, dict):
-                        for leaf, found in flatten(item, path).items():
-                            known = result.setdefault(leaf, [])
-                            if not isinstance(known, list):
-                                known = result[leaf] = [known]
-                            known.extend(found if isinstance(found, list) else [found])
-                    else:
-                        result.setdefault(path, [])
-                        if isinstance(result[path], list):
-                            result[path].append(item)
-            else:
-                result[path] = value
-    return result
-
-
-def _matches_event(_original: Method) -> Method:
-    def matches_event(self: EventPattern, event: Any) -> bool:
-        pattern = self.get_pattern()
-        if not pattern:
-            return True
-        return bool(self._does_event_match(flatten(json.loads(json.dumps(event))), pattern))
-
-    return matches_event
-
-
-def _item_matches(original: Method) -> Method:
-    def _does_item_match_filters(self: EventPattern, item: Any, filters: list[Any]) -> bool:
-        numeric = [f for f in filters if isinstance(f, dict) and "numeric" in f]
-        others = [f for f in filters if f not in numeric]
-        if others and original(self, item, others):
-            return True
-        values = item if isinstance(item, list) else [item]
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return bool(numeric and numbers and original(self, numbers, numeric))
-
-    return _does_item_match_filters
-
-
-def _test_event_pattern(_original: Method) -> Method:
-    def test_event_pattern(self: EventsHandler) -> str:
-        pattern = EventPattern.load(self._get_param("EventPattern"))
-        try:
-            event = json.loads(self._get_param("Event"))
-        except (TypeError, ValueError):
-            from moto.events.exceptions import InvalidEventPatternException
-
-            raise InvalidEventPatternException(reason="Event is not valid JSON") from None
-        return json.dumps({"Result": pattern.matches_event(event)})
-
-    return test_event_pattern
-
-
 PATCHES: Final = (
     Patch(
         Rule,
         "send_to_targets",
         ("self", "original_event", "transform_input"),
         _send_to_targets,
-        "a rule delivers to Lambda, SQS, SNS, Step Functions and buses, with its input",
-    ),
-    Patch(
-        EventPattern,
-        "matches_event",
-        ("self", "event"),
-        _matches_event,
-        "a pattern field matches every value of an array of objects",
-    ),
-    Patch(
-        EventPattern,
-        "_does_item_match_filters",
-        ("self", "item", "filters"),
-        _item_matches,
-        "a numeric filter matches numbers only, not booleans",
-    ),
-    Patch(
-        EventsHandler,
-        "test_event_pattern",
-        ("self",),
-        _test_event_pattern,
-        "TestEventPattern answers whether the event matches",
+        "a rule delivers to Lambda, SQS, SNS, Step Functions and buses (one bus hop at most), "
+        "with its input",
     ),
 )
 
 __all__ = [
     "PATCHES",
     "deliver",
-    "flatten",
+    "is_bus",
     "path_value",
     "public_event",
     "target_input",

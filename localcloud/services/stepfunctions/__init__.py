@@ -2,11 +2,14 @@
 reach the account's functions through :mod:`localcloud.services.lambda_.patches`); the
 refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`),
 errors with their codes, a taken name, non-JSON input and a Choice on a missing path
-(:mod:`.refusals`); the Task resources run locally, the others refused by name, and nested
-executions' parameters and results in the shapes AWS gives (:mod:`.integrations`); one
-terminal line per failed execution, not moto's logs (:mod:`.reports`); a Standard
-execution's status changes on the default bus as AWS's events (:mod:`.status_events`);
-``AWS::StepFunctions::StateMachine`` (:mod:`.providers`).
+(:mod:`.refusals`); the quotas that bound an execution: input of 256 KB, 25,000 history
+events (:mod:`.quotas`), 40 inline Map iterations at once (:mod:`.inline_map`);
+GetExecutionHistory in pages (:mod:`.history`); the Task resources run locally, the
+others refused by name, and nested executions' parameters and results in the shapes AWS
+gives (:mod:`.integrations`); one terminal line per failed execution, not moto's logs
+(:mod:`.reports`); a Standard execution's status changes on the default bus as AWS's
+events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`);
+every running execution stopped when the account stops (:func:`stop_running`).
 
 May import: the engine's provider contract, the patch registry.
 """
@@ -15,9 +18,13 @@ from typing import Final
 
 from localcloud.services.service import Service
 from localcloud.services.stepfunctions import (
+    history,
+    inline_map,
     integrations,
+    lifecycle,
     patches,
     providers,
+    quotas,
     refusals,
     reports,
     status_events,
@@ -32,15 +39,21 @@ SERVICE: Final = Service(
         *integrations.PATCHES,
         *reports.PATCHES,
         *status_events.PATCHES,
+        *quotas.PATCHES,
+        *history.PATCHES,
+        *inline_map.PATCHES,
     ),
-    checks=patches.CHECKS,
+    checks=(*patches.CHECKS, *history.CHECKS),
     surfaces=(
         "executions in moto's interpreter: Task states call the account's functions (and "
         "the SDK integrations the patches name), retriers, catchers, waits, names, "
-        "StopExecution, the refusals AWS makes",
+        "StopExecution, the refusals AWS makes; input of 256 KB, 25,000 history events, 40 "
+        "inline Map iterations at once; GetExecutionHistory in pages",
         "AWS service events on the default bus: Step Functions Execution Status Change "
         "(Standard workflows)",
     ),
 )
 
-__all__ = ["SERVICE"]
+stop_running: Final = lifecycle.stop_running
+
+__all__ = ["SERVICE", "stop_running"]

@@ -6,10 +6,12 @@ moto 5.2.5 differs from AWS here:
 * ``StartExecution`` -- with ``execute_state_machine`` (the local cloud's mode) moto
   accepts any execution ``name``, and names one started without a name ``None`` (AWS
   gives it a UUID, as the patch does). AWS refuses a name longer than 80 characters
-  (``ValidationException``) and a name holding white space, ``< > { } [ ] ? * " # % \\ ^ |
-  ~ ` $ & , ; : /``, a control character (U+0000-001F, U+007F-009F, U+FFFE-FFFF), a
-  surrogate (U+D800-DFFF) or U+10FFFF (``InvalidName``). Source: the StartExecution API
-  reference, request parameter ``name`` (shape ``Name``: length 1-80), and its error list
+  and an input over 262,144 bytes (:mod:`.quotas`) with one ``ValidationException``
+  naming each, before anything else, then a name holding white space, ``< > { } [ ] ? * "
+  # % \\ ^ | ~ ` $ & , ; : /``, a control character (U+0000-001F, U+007F-009F,
+  U+FFFE-FFFF), a surrogate (U+D800-DFFF) or U+10FFFF (``InvalidName``). Source: the
+  StartExecution API reference, request parameters ``name`` (shape ``Name``: length 1-80)
+  and ``input``, and its error list
   (https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html;
   the same text is in botocore's ``stepfunctions`` service model).
 * ``StopExecution`` -- moto drops ``error`` and ``cause`` (DescribeExecution and the
@@ -17,7 +19,9 @@ moto 5.2.5 differs from AWS here:
   before the execution has stopped, so the response has no ``stopDate`` (which the
   StopExecution API reference marks as required in the response). After the patch the
   execution is ``ABORTED`` when StopExecution returns, and the ``stopDate``, ``error``
-  and ``cause`` it was given are the ones DescribeExecution and the history show.
+  and ``cause`` it was given are the ones DescribeExecution and the history show. An
+  execution stopped in an inline Map ended ``FAILED`` in moto (``States.Runtime``,
+  ``AttributeError``, raised by its aborted iterations); it stays ``ABORTED``.
 """
 
 from __future__ import annotations
@@ -30,12 +34,7 @@ from typing import Any, Final
 
 from moto.core.responses import ActionResult
 from moto.core.utils import utcnow
-from moto.stepfunctions.exceptions import (
-    ExecutionDoesNotExist,
-    InvalidName,
-    NameTooLongException,
-    ValidationException,
-)
+from moto.stepfunctions.exceptions import ExecutionDoesNotExist, InvalidName
 from moto.stepfunctions.models import Execution as ModelExecution
 from moto.stepfunctions.models import StateMachine, StepFunctionBackend
 from moto.stepfunctions.parser.api import ExecutionStatus
@@ -47,6 +46,8 @@ from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 from moto.stepfunctions.responses import StepFunctionResponse
 
 from localcloud.patches.registry import Method, Patch, PatchMismatch
+from localcloud.services.stepfunctions import quotas
+from localcloud.services.stepfunctions.quotas import input_violation, validation_error
 from localcloud.services.stepfunctions.refusals import check_execution_input
 from localcloud.services.stepfunctions.reports import report_end
 from localcloud.services.stepfunctions.status_events import status_changed
@@ -68,26 +69,41 @@ _STOP_GRACE_S = 5.0
 first state (moto runs it on threads; a stop before then leaves no ExecutionAborted event)."""
 
 
-def check_execution_name(name: str | None) -> None:
-    """Refuse an execution name as AWS does; ``None`` (no name: AWS makes a UUID) passes.
-
-    A length outside 1-80 is ``ValidationException`` ("1 validation error detected: Value
-    '...' at 'name' failed to satisfy constraint: Member must have length less than or
-    equal to 80", checked before the content, as AWS validates the request's shape first);
-    a forbidden character is ``InvalidName`` ("Invalid Name: '...'"). Both HTTP 400.
-    Sources: StartExecution API reference, parameter ``name`` and Errors.
-    """
+def name_violation(name: str | None) -> str | None:
+    """What is wrong with the length of an execution ``name`` (in the words of AWS's
+    validation message), or ``None``; ``None`` (no name: AWS makes a UUID) passes."""
     if name is None:
-        return
+        return None
     if len(name) > NAME_MAX_LENGTH:
-        raise NameTooLongException(name)
-    if not name:
-        raise ValidationException(
-            "1 validation error detected: Value '' at 'name' failed to satisfy constraint: "
-            "Member must have length greater than or equal to 1"
+        return (
+            f"Value '{name}' at 'name' failed to satisfy constraint: Member must have length "
+            f"less than or equal to {NAME_MAX_LENGTH}"
         )
-    if _NAME_FORBIDDEN.search(name):
+    if not name:
+        return (
+            "Value '' at 'name' failed to satisfy constraint: Member must have length "
+            "greater than or equal to 1"
+        )
+    return None
+
+
+def check_start_execution(name: str | None, execution_input: str | None) -> None:
+    """Refuse a StartExecution request as AWS does.
+
+    First the request's shape, every fault in one ``ValidationException`` ("1 validation
+    error detected: Value '...' at 'name' failed to satisfy constraint: Member must have
+    length less than or equal to 80"; "2 validation errors detected: …; …" with an input
+    over 262,144 bytes too, :func:`.quotas.input_violation`); then a name with a forbidden
+    character, ``InvalidName`` ("Invalid Name: '...'"); then input that is not JSON,
+    ``InvalidExecutionInput``. All HTTP 400. ``name`` ``None`` (AWS makes a UUID) passes.
+    Sources: StartExecution API reference, parameters ``name`` and ``input``, and Errors.
+    """
+    violations = [v for v in (name_violation(name), input_violation(execution_input)) if v]
+    if violations:
+        raise validation_error(violations)
+    if name is not None and _NAME_FORBIDDEN.search(name):
         raise InvalidName(f"Invalid Name: '{name}'")
+    check_execution_input(execution_input)
 
 
 def _checked_start_execution(original: Method) -> Method:
@@ -102,8 +118,7 @@ def _checked_start_execution(original: Method) -> Method:
             # AWS names an execution started without one with a UUID; moto's interpreter
             # would name it "None", and a second one would collide with it.
             name = str(uuid.uuid4())
-        check_execution_name(name)
-        check_execution_input(args[0] if args else kwargs.get("execution_input"))
+        check_start_execution(name, args[0] if args else kwargs.get("execution_input"))
         return original(self, state_machine_arn, name, *args, **kwargs)
 
     return start_execution
@@ -221,6 +236,19 @@ def _parser_execution_stop(original: Method) -> Method:
     return stop
 
 
+def _stop_kept(original: Method) -> Method:
+    def set_error(self: Environment, error: Any) -> None:
+        """moto's ``set_error``, except on a stopped environment: an execution (or a Map
+        iteration, a Parallel branch) stopped stays stopped, whatever its frames raise on
+        their way out (moto's inline Map raised ``AttributeError`` there, and a stopped
+        Map ended ``FAILED`` with ``States.Runtime``)."""
+        if isinstance(self.program_state(), ProgramStopped):
+            return
+        original(self, error)
+
+    return set_error
+
+
 def _reflect_execution_status(original: Method) -> Method:
     def reflect(self: BaseExecutionWorkerCommunication) -> None:
         """moto's end-of-run bookkeeping, keeping a stopped execution's stop date, error
@@ -231,6 +259,7 @@ def _reflect_execution_status(original: Method) -> Method:
         state = env.program_state() if env is not None else None
         if isinstance(state, ProgramStopped):
             _record_stop(self.execution, state)
+        quotas.reflect(self.execution)
         report_end(self.execution)
         status_changed(self.execution)
 
@@ -305,12 +334,20 @@ PATCHES: Final = (
         "the interpreter's execution is ABORTED when StopExecution returns",
     ),
     Patch(
+        Environment,
+        "set_error",
+        ("self", "error"),
+        _stop_kept,
+        "a stopped execution stays ABORTED, a Map running included, whatever fails after",
+    ),
+    Patch(
         BaseExecutionWorkerCommunication,
         "_reflect_execution_status",
         ("self",),
         _reflect_execution_status,
-        "an aborted execution keeps its stop's error and cause; a failed one is said once; "
-        "the end reaches EventBridge as AWS's status-change event",
+        "an aborted execution keeps its stop's error and cause; one that reached the history "
+        "quota fails with its error; a failed one is said once; the end reaches EventBridge "
+        "as AWS's status-change event",
     ),
 )
 CHECKS: Final = (parser_backend_inherits_stop_execution,)
