@@ -52,6 +52,7 @@ from localcloud.server.app import LocalServer, free_port
 from localcloud.server.guard import Policy, PublicRoutes
 from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services import stepfunctions
+from localcloud.services.apigateway import endpoint as api_endpoint
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
 from localcloud.services.events import delivery as events_delivery
@@ -79,10 +80,10 @@ FAKE_CREDENTIALS = {
 
 
 API_ROUTES = PublicRoutes(
-    origin=api_invoke.is_origin, route=api_invoke.is_route, app=api_invoke.answer
+    origin=api_endpoint.is_origin, route=api_endpoint.is_route, app=api_endpoint.answer
 )
 """An API's stages, public and unsigned as on AWS, on the API's own origin and at the
-path-style URL (:mod:`localcloud.services.apigateway.invoke`)."""
+path-style URL (:mod:`localcloud.services.apigateway.endpoint`)."""
 
 
 class LocalCloud:

@@ -2,7 +2,9 @@
 the path every app behind it reads, hands it to that app itself, and refuses with 400 a
 path that servers read two ways when it would serve it unsigned. Through werkzeug's test
 client, with three recording apps standing for the AWS APIs, the live view and the APIs'
-routes; the browser proofs are in test_server_security_browser.py."""
+routes; the browser proofs are in test_server_security_browser.py. (A leading ``//`` never
+reaches the guard: Python's HTTP server collapses it before any app sees the request,
+gh-87389; test_rest_apis.py shows the route served there.)"""
 
 from __future__ import annotations
 
@@ -82,8 +84,8 @@ AMBIGUOUS = [
     pytest.param("/%2Frestapis/a/b/_user_request_/planted", id="encoded slash before a route"),
     pytest.param("/%2F_localcloud/loot", id="encoded slash before the view"),
     pytest.param("/%2f_localcloud/loot", id="lower-case encoded slash"),
-    pytest.param("//restapis/a/b/_user_request_/planted", id="double slash before a route"),
-    pytest.param("//_localcloud/loot", id="double slash before the view"),
+    pytest.param("/restapis/a//b/_user_request_/planted", id="empty segment in a route"),
+    pytest.param("/_localcloud//loot", id="empty segment in the view"),
     pytest.param("/_localcloud/../restapis/a/b/_user_request_/x", id="dot-dot out of the view"),
     pytest.param("/_localcloud/%2E%2E/loot", id="encoded dot-dot"),
     pytest.param("/restapis/a/b/_user_request_/..%2F..%2Floot", id="encoded slash in a route"),
@@ -179,8 +181,8 @@ def test_a_page_on_an_apis_own_origin_is_not_sandboxed_and_one_on_the_control_pl
         (HOST, "/_localcloud/", Destination.VIEW),
         (HOST, "/_localcloudy", Destination.AWS),
         (HOST, "/moto-api/reset", Destination.MOTO_API),
-        (HOST, "//_localcloud/", Destination.AWS),
-        (BUCKET_HOST, "//restapis/x/y/_user_request_", Destination.AWS),
+        (HOST, "/x/_localcloud/", Destination.AWS),
+        (BUCKET_HOST, "/x/restapis/x/y/_user_request_", Destination.AWS),
     ],
 )
 def test_the_destination_is_decided_on_the_path_as_it_is(

@@ -24,8 +24,8 @@ import pytest
 
 from localcloud.account import LocalCloud
 from localcloud.cloudformation.template import load
+from localcloud.services.apigateway.endpoint import PAYLOAD_LIMIT
 from localcloud.services.apigateway.formats import proxy_response, response_v2
-from localcloud.services.apigateway.invoke import PAYLOAD_LIMIT
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import FIXTURES
 from localcloud.tests.test_resources_as_written import change_set, failures
@@ -396,6 +396,38 @@ def test_a_browser_opening_a_path_style_url_is_sent_to_the_apis_origin(
     status, headers, _ = call(url)
     assert status == 200
     assert headers["Content-Security-Policy"].startswith("sandbox")
+
+
+def test_a_leading_double_slash_is_one_slash_to_the_guard_and_the_route_alike(
+    cloud: LocalCloud,
+) -> None:
+    """Python's HTTP server collapses a leading ``//`` before any app sees the request
+    (gh-87389), so the guard's decision and the route's are made on the same path."""
+    path = urllib.parse.urlsplit(f"{cloud.outputs['ImplicitUrl']}/items/i-2").path
+    connection = http.client.HTTPConnection("127.0.0.1", cloud.server_port, timeout=30)
+    try:
+        connection.request("GET", f"/{path}")
+        answer = connection.getresponse()
+        status, body = answer.status, answer.read()
+    finally:
+        connection.close()
+    assert (status, json.loads(body)["path"]) == (200, "/items/i-2")
+
+
+@pytest.mark.parametrize("api_id", ["evil.example%23", "evil.example%3F", "nosuchapi1"])
+def test_a_navigation_to_no_api_is_never_redirected(cloud: LocalCloud, api_id: str) -> None:
+    """Found in review: the id went into the ``Location``'s host as written, so
+    ``evil.example%23`` sent a browser to ``http://evil.example#.execute-api…``."""
+    navigation = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    connection = http.client.HTTPConnection("127.0.0.1", cloud.server_port, timeout=30)
+    try:
+        connection.request("GET", f"/restapis/{api_id}/Prod/_user_request_/", headers=navigation)
+        answer = connection.getresponse()
+        status, location, body = answer.status, answer.headers["Location"], answer.read()
+    finally:
+        connection.close()
+    assert (status, location) == (403, None)
+    assert json.loads(body) == {"message": "Missing Authentication Token"}
 
 
 def test_a_body_over_api_gateways_10_mb_quota_is_refused_before_it_is_read(

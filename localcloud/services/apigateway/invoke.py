@@ -1,22 +1,10 @@
-"""An API invoked as API Gateway invokes it, at a local URL of either form.
-
-On AWS a stage is reached at ``https://{api-id}.execute-api.{region}.amazonaws.com/
-{stage}/{path}``, a name this machine cannot resolve to itself without DNS and TLS
-interception. Locally it is reached two ways:
-
-- ``{endpoint}/restapis/{api-id}/{stage}/_user_request_/{path}`` (LocalStack's path-style
-  form, apart from the control plane's ``/restapis/{id}/…``), which every HTTP client
-  reaches; a stack output holding an execute-api URL of the stack's own API is written in
-  that form (:func:`local_url`). It shares the control plane's origin, so the guard
-  sandboxes what it serves, and a browser that navigates to it is sent on to
-- ``http://{api-id}.execute-api.localhost:{port}/{stage}/{path}`` (:func:`origin_url`):
-  the API on an origin of its own, as on AWS, where a page the API serves runs its
-  scripts. Browsers resolve every ``*.localhost`` name to loopback themselves (RFC 6761,
-  section 6.3); most operating systems' resolvers do not, hence the path-style form too.
-
-A request body over API Gateway's 10 MB payload quota ("Amazon API Gateway quotas") is
-refused before it is read: 413, ``{"message":"Request Too Long"}`` (the gateway response
-``REQUEST_TOO_LARGE``, "Gateway response types for API Gateway").
+"""An API invoked as API Gateway invokes it (:func:`handle`), once :mod:`.endpoint` has
+found which API and stage a request reaches, in either local form: path-style,
+``{endpoint}/restapis/{api-id}/{stage}/_user_request_/{path}`` (LocalStack's form, apart
+from the control plane's ``/restapis/{id}/…``), which every HTTP client reaches and a
+stack output holding an execute-api URL of the stack's own API is written in
+(:func:`local_url`), or on the API's own origin, ``http://{api-id}.execute-api.localhost:
+{port}/{stage}/{path}``.
 
 What API Gateway does, as its developer guide documents it ("Set up Lambda proxy
 integrations in API Gateway", "Input format of a Lambda function for proxy integration",
@@ -36,18 +24,15 @@ integrations in API Gateway", "Input format of a Lambda function for proxy integ
 
 from __future__ import annotations
 
-import io
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Final
-from urllib.parse import quote
 
 from moto.apigateway.models import RestAPI, apigateway_backends
 from moto.apigatewayv2.models import apigatewayv2_backends
 from werkzeug.wrappers import Request, Response
 
-from localcloud.server.request_path import decided_path
 from localcloud.services.apigateway.cors import (
     add_headers,
     configuration,
@@ -69,11 +54,6 @@ from localcloud.services.apigateway.rest_integration import run_aws_integration
 
 ROUTE: Final = re.compile(r"^/restapis/([^/]+)/([^/]+)/_user_request_(/.*)?$")
 """``/restapis/{api-id}/{stage}/_user_request_/{path}``."""
-ORIGIN: Final = re.compile(r"^([a-z0-9]+)\.execute-api\.localhost(?::\d+)?$")
-"""The ``Host`` of an API's own origin: ``{api-id}.execute-api.localhost[:port]``."""
-PAYLOAD_LIMIT: Final = 10 * 1024 * 1024
-"""API Gateway's request payload quota, REST and HTTP APIs (bytes; "Amazon API Gateway
-quotas": 10 MB)."""
 EXECUTE_API: Final = re.compile(
     r"https://([a-z0-9]+)\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?(?:/([^/?#\s]*))?"
 )
@@ -101,7 +81,7 @@ def local_url(value: str, api_ids: Iterable[str]) -> str:
 
     def local(match: re.Match[str]) -> str:
         api_id, _, segment = match.groups()
-        kind, api, _ = _find(api_id)
+        kind, api, _ = find(api_id)
         if api_id not in ids or api is None:
             return match.group(0)
         if kind == "http" and (not segment or segment not in api.stages or segment == DEFAULT):
@@ -114,27 +94,11 @@ def local_url(value: str, api_ids: Iterable[str]) -> str:
     return EXECUTE_API.sub(local, value)
 
 
-def is_route(path: str) -> bool:
-    """Whether ``path`` is an API's path-style route (public and unsigned, as on AWS)."""
-    return ROUTE.match(path) is not None
-
-
-def is_origin(host: str) -> bool:
-    """Whether ``host`` (a ``Host`` header, lower case) is an API's own origin; every path
-    of it is that API's."""
-    return ORIGIN.match(host) is not None
-
-
-def origin_url(api_id: str, port: int | str) -> str:
-    """The API's own origin, ``http://{api-id}.execute-api.localhost:{port}``."""
-    return f"http://{api_id}.execute-api.localhost:{port}"
-
-
 DEFAULT: Final = "$default"
 """An HTTP API's default stage, reached with no stage name in the path."""
 
 
-def _find(api_id: str) -> tuple[str, Any, str]:
+def find(api_id: str) -> tuple[str, Any, str]:
     """``("rest", RestAPI, region)`` or ``("http", Api, region)`` of that id, or
     ``("", None, "")``."""
     for region, backend in apigateway_backends[ACCOUNT_ID].items():
@@ -170,7 +134,7 @@ def handle(request: Request, api_id: str, stage_name: str, rest: str | None) -> 
     """Answer a request to the API ``api_id``: ``stage_name`` is the path's first segment
     (a stage's name, or, for an HTTP API's ``$default`` stage, the path's own), ``rest``
     the path after it."""
-    kind, api, region = _find(api_id)
+    kind, api, region = find(api_id)
     if kind == "http":
         return _handle_http(request, api, region, stage_name, rest or "/")
     path = rest or "/"
@@ -313,82 +277,3 @@ def _http_answer(request: Request, api: Any, region: str, stage: Any, path: str)
         return message(500, "Internal Server Error")
     response.headers["apigw-requestid"] = event["requestContext"]["requestId"]
     return response
-
-
-def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-    """The WSGI app of every API's routes, both forms (see the module docstring): a
-    request to a path-style route or to an API's origin, which the guard decided on the
-    same ``PATH_INFO`` (:func:`~localcloud.server.request_path.decided_path`). A browser
-    navigating to a path-style route is redirected (307) to the API's origin."""
-    if not _bounded_body(environ):
-        return _too_large()(environ, start_response)
-    request = Request(environ)
-    path = decided_path(environ)
-    host = str(request.headers.get("Host", "")).lower()
-    own = ORIGIN.match(host)
-    if own is not None:
-        first, _, rest = path.removeprefix("/").partition("/")
-        api_id, stage_name, rest_path = own.group(1), first, f"/{rest}"
-    else:
-        matched = ROUTE.match(path)
-        if matched is None:  # the guard sends only routes here
-            return message(403, "Missing Authentication Token")(environ, start_response)
-        api_id, stage_name, rest_path = matched.groups()
-        if _navigation(request):
-            port = host.rpartition(":")[2] if ":" in host else "80"
-            return _redirect(request, api_id, stage_name, rest_path or "/", port)(
-                environ, start_response
-            )
-    return handle(request, api_id, stage_name, rest_path)(environ, start_response)
-
-
-def _bounded_body(environ: dict[str, Any]) -> bool:
-    """Whether the request's body is within :data:`PAYLOAD_LIMIT`; if it is, a body sent
-    in chunks (no ``Content-Length``) is read here, at most one byte past the limit, and
-    handed on as if its length had been declared. A declared length over the limit is
-    refused unread."""
-    declared = environ.get("CONTENT_LENGTH")
-    if declared:
-        return int(declared) <= PAYLOAD_LIMIT if declared.isdigit() else False
-    if "wsgi.input_terminated" not in environ:
-        return True  # no length and no chunks: no body (werkzeug reads none either)
-    stream, parts, size = environ["wsgi.input"], [], 0
-    while size <= PAYLOAD_LIMIT:
-        part = stream.read(min(64 * 1024, PAYLOAD_LIMIT + 1 - size))
-        if not part:
-            break
-        parts.append(part)
-        size += len(part)
-    if size > PAYLOAD_LIMIT:
-        return False
-    environ["wsgi.input"] = io.BytesIO(b"".join(parts))
-    environ["CONTENT_LENGTH"] = str(size)
-    del environ["wsgi.input_terminated"]
-    return True
-
-
-def _too_large() -> Response:
-    answer = message(413, "Request Too Long")
-    answer.headers["Connection"] = "close"  # the body was not read
-    return answer
-
-
-def _navigation(request: Request) -> bool:
-    """Whether a browser loads the route as a page (Fetch Metadata: a top-level
-    navigation), rather than a script or a program calling it."""
-    return (
-        request.method in ("GET", "HEAD")
-        and request.headers.get("Sec-Fetch-Mode") == "navigate"
-        and request.headers.get("Sec-Fetch-Dest") == "document"
-    )
-
-
-def _redirect(request: Request, api_id: str, stage: str, rest: str, port: str) -> Response:
-    """307 to the same page on the API's own origin, where its scripts run."""
-    path = rest if stage == DEFAULT else f"/{stage}{rest}"
-    location = origin_url(api_id, port) + quote(path, safe="/!$&'()*+,;=:@-._~")
-    if request.query_string:
-        location += "?" + request.query_string.decode("latin-1")
-    answer = Response(status=307)
-    answer.headers["Location"] = location
-    return answer

@@ -187,7 +187,14 @@ class _Later:
                         None if not self._due else self._due[0][0] - time.monotonic()
                     )
                 _, _, event = heapq.heappop(self._due)
-            _pool().submit(_run, event)
+            try:
+                _pool().submit(_run, event)
+            except Exception as exc:  # noqa: BLE001 - said; the thread goes on for the rest
+                say(
+                    f"[lambda] {event.function_name}: asynchronous event {event.request_id} "
+                    f"could not be run again: {type(exc).__name__}: {exc}"
+                )
+                _done()
 
 
 _LATER = _Later()
