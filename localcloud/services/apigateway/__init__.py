@@ -8,7 +8,12 @@ May import: the engine's provider contract, :mod:`localcloud.services.lambda_`.
 
 from typing import Final
 
-from localcloud.services.apigateway import http_providers, providers, velocity_patches
+from localcloud.services.apigateway import (
+    http_providers,
+    providers,
+    velocity_elements,
+    velocity_patches,
+)
 from localcloud.services.apigateway.aws_integration import SERVICES, SUBTYPES
 from localcloud.services.service import Service
 
@@ -30,6 +35,7 @@ SERVICE: Final = Service(
     "apigateway",
     providers=(*providers.PROVIDERS, *http_providers.PROVIDERS),
     patches=velocity_patches.PATCHES,
+    checks=(velocity_elements.check_elements,),
     surfaces=SURFACES,
 )
 

@@ -13,7 +13,8 @@ moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
   pattern, Lambda (an asynchronous invocation, :mod:`localcloud.services.lambda_.
   asynchronous`), SQS (``SqsParameters.MessageGroupId``), SNS, Step Functions
   (``StartExecution``, the input as the execution's input) and another bus; the input is
-  ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value) or
+  ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value: EventBridge's
+  syntax only, dot notation, array indexes and wildcards, evaluated bounded) or
   ``InputTransformer`` (:func:`transformed`), else the event itself, with ``time`` as
   ISO 8601 (``2026-12-03T18:01:55Z``); log groups, archives and API destinations keep
   moto's own delivery. A failed delivery is said on the server's output. Source: "Amazon
@@ -49,9 +50,9 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-from jsonpath_ng.ext.parser import parse as parse_path
 from moto.events.models import Rule
 
+from localcloud.patches import jsonpath
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
 from localcloud.text import say
@@ -93,16 +94,17 @@ def public_event(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def path_value(path: str, event: Any) -> Any:
-    """The first value the JSON path (``$.detail.state``) finds in ``event``, or ``None``.
+    """The first value the JSON path (``$.detail.state``) finds in ``event``, or ``None``;
+    EventBridge's syntax only (dot notation, array indexes, wildcards), bounded
+    (:mod:`localcloud.patches.jsonpath`).
 
     Raises:
-        ValueError: the path is not a JSON path.
+        ValueError: the path is not a JSON path EventBridge evaluates (a filter, a deep
+            scan, arithmetic …: :class:`~localcloud.patches.jsonpath.JsonPathRefused`),
+            or passes a bound.
     """
-    try:
-        found = parse_path(path).find(event)
-    except Exception as exc:  # noqa: BLE001 - jsonpath_ng raises several classes
-        raise ValueError(f"{path!r} is not a JSON path: {exc}") from exc
-    return found[0].value if found else None
+    found = jsonpath.find(path, event, jsonpath.EVENTBRIDGE)
+    return found[0] if found else None
 
 
 def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Source) -> str:
