@@ -10,6 +10,7 @@ from typing import Final
 
 from localcloud.services.apigateway import (
     http_providers,
+    imports,
     providers,
     velocity_elements,
     velocity_patches,
@@ -34,7 +35,7 @@ SURFACES: Final = (
 SERVICE: Final = Service(
     "apigateway",
     providers=(*providers.PROVIDERS, *http_providers.PROVIDERS),
-    patches=velocity_patches.PATCHES,
+    patches=(*velocity_patches.PATCHES, *imports.PATCHES),
     checks=(velocity_elements.check_elements,),
     surfaces=SURFACES,
 )
