@@ -16,7 +16,8 @@ bounded ones, so that no expression can hold the server:
   of the server while ``(a|aa)+b`` takes it exponential time);
 - a query visits or matches at most :data:`NODES` values (``$..*`` on a deep document,
   ``$[*]`` on a long array), each counted before it is made;
-- EventBridge's syntax is dot notation, array indexes and wildcards ("Amazon EventBridge
+- an HTTP API's ``$request.body.name`` has no deep scan and no filters, and
+  EventBridge's syntax is dot notation, array indexes and wildcards ("Amazon EventBridge
   input transformation", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-transform-target-input.html:
   "EventBridge does not support all JSON Path syntax"): a filter or a deep scan is refused.
 
@@ -57,6 +58,7 @@ from jsonpath_ng.jsonpath import (
 
 __all__ = [
     "EVENTBRIDGE",
+    "HTTP_API",
     "JAYWAY",
     "NODES",
     "REGEX_SECONDS",
@@ -103,6 +105,13 @@ JAYWAY: Final = Dialect(
 )
 """Names, indexes, slices, wildcards, deep scan and filters of comparisons, existence and
 ``=~``."""
+HTTP_API: Final = Dialect(
+    "HTTP APIs' JSON path (no recursive descent, no filters)",
+    frozenset({Root, Fields, Index, Slice, Wildcard, Child}),
+)
+"""An HTTP API's ``$request.body.name`` ("Transforming API requests and responses for HTTP
+APIs": "Recursive descent ($request.body..name) and filter expressions (?(expression))
+aren't supported")."""
 EVENTBRIDGE: Final = Dialect(
     "EventBridge's JSON path (dot notation, array indexes, wildcards)",
     frozenset({Root, Fields, Index, Wildcard, Child}),

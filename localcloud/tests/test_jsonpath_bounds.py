@@ -1,5 +1,6 @@
 """A caller's JSONPath cannot hold the server (issue 47, review round 2, finding 1): every
-door evaluates it through one bounded evaluator (``localcloud.patches.jsonpath``), in the
+door (a mapping template, an HTTP API's parameter, a state machine, an EventBridge target)
+evaluates it through one bounded evaluator (``localcloud.patches.jsonpath``), in the
 syntax its service documents.
 
 Before, the three doors ran ``jsonpath_ng.ext`` unbounded: ``=~`` ran Python's ``re``
@@ -25,9 +26,12 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.core.config import DefaultConfig
+from werkzeug.test import EnvironBuilder
+from werkzeug.wrappers import Request
 
 from localcloud import services
 from localcloud.patches import jsonpath
+from localcloud.services.apigateway.http_integration import evaluate
 from localcloud.services.apigateway.mapping import TemplateError, render
 from localcloud.tests.support.aws import REGION
 
@@ -119,6 +123,32 @@ def test_a_mapping_templates_jsonpath_matching_more_than_262144_values_is_refuse
 
     with pytest.raises(TemplateError, match="more than 262,144 values"):
         _render("$input.json('$[*]')", body)
+
+
+# --- API Gateway: an HTTP API's $request.body.name ------------------------------------
+
+
+def _posted(body: str) -> Request:
+    return Request(EnvironBuilder(method="POST", path="/", data=body).get_environ())
+
+
+def test_an_http_api_parameter_has_no_recursive_descent(account: None) -> None:
+    """``$request.body..a`` walked a body nested as deep as it liked, and printed every
+    match with all it held (HTTP APIs have no recursive descent: it selects nothing)."""
+    request = _posted(json.dumps({"a": {"a": {"a": "x"}}}))
+
+    assert evaluate("$request.body..a", request, {}) is None
+
+
+def test_an_http_api_parameter_reads_the_first_100_kb_of_the_body(account: None) -> None:
+    """API Gateway cuts the body at 100 KB before it applies a JSON path: past it, the
+    text is no longer JSON and the path selects nothing."""
+    request = _posted(json.dumps({"pad": "x" * 100 * 1024, "id": "i-1"}))
+
+    assert (evaluate("$request.body.id", request, {}), evaluate("$request.body", request, {})) == (
+        None,
+        request.get_data(as_text=True),
+    )
 
 
 # --- Step Functions: a state's paths ---------------------------------------------------
