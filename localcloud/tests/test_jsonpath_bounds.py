@@ -224,3 +224,37 @@ def test_an_eventbridge_input_path_with_a_filter_is_refused_and_dead_lettered(
     why = letters[0]["MessageAttributes"]["ERROR_MESSAGE"]["StringValue"]
     assert "uses a filter [?(...)], which EventBridge's JSON path" in why
     assert "Messages" not in sqs.receive_message(QueueUrl=target)
+
+
+def test_motos_own_input_transformer_evaluates_eventbridges_syntax_only(
+    account: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log group target is moto's own delivery: its ``InputPathsMap`` ran any
+    jsonpath_ng expression, ``=~`` in Python's re included, inside PutEvents."""
+    logs = boto3.client("logs", region_name=REGION)
+    events = boto3.client("events", region_name=REGION)
+    logs.create_log_group(logGroupName="/transformed")
+    group_arn = f"arn:aws:logs:{REGION}:123456789012:log-group:/transformed"
+    events.put_rule(Name="to-logs", EventPattern=json.dumps({"source": ["logged"]}))
+    events.put_targets(
+        Rule="to-logs",
+        Targets=[
+            {
+                "Id": "group",
+                "Arn": group_arn,
+                "InputTransformer": {
+                    "InputPathsMap": {"a": f"$.detail.items[?(@.a =~ '{BACKTRACKING}')]"},
+                    "InputTemplate": '{"a": <a>}',
+                },
+            }
+        ],
+    )
+    detail = {"items": [{"a": "ab"}, {"a": SLOW_SUBJECT}]}
+
+    events.put_events(
+        Entries=[{"Source": "logged", "DetailType": "t", "Detail": json.dumps(detail)}]
+    )
+
+    streams = logs.describe_log_streams(logGroupName="/transformed")["logStreams"]
+    assert streams == []
+    assert "uses a filter [?(...)], which EventBridge's JSON path" in capsys.readouterr().out
