@@ -17,6 +17,8 @@ and its ``__init__`` says what the service brings in ``SERVICE``
 :mod:`.s3`                buckets
 :mod:`.kinesis`           data streams
 :mod:`.apigateway`        REST and HTTP APIs: Lambda proxy and AWS service integrations
+:mod:`.osis`              OpenSearch Ingestion: its pipeline configurations refused as it
+                          refuses them
 ========================  ===============================================================
 
 This module is the registry: the built-in services, and any a project or a test adds
@@ -45,7 +47,7 @@ from typing import Any, Final
 from localcloud.cloudformation import api as cloudformation_api
 from localcloud.cloudformation import api_templates as cloudformation_templates
 from localcloud.cloudformation.provider import Provider
-from localcloud.patches import activity, botocore
+from localcloud.patches import activity, botocore, yaml_documents
 from localcloud.patches.registry import Patch, PatchMismatch, Registry
 from localcloud.services import (
     apigateway,
@@ -57,6 +59,7 @@ from localcloud.services import (
     kms,
     lambda_,
     logs,
+    osis,
     s3,
     sns,
     sqs,
@@ -78,6 +81,7 @@ BUILT_IN: Final = (
     s3.SERVICE,
     kinesis.SERVICE,
     apigateway.SERVICE,
+    osis.SERVICE,
 )
 """The services every local account runs."""
 CORE_PATCHES: Final = (
@@ -85,10 +89,12 @@ CORE_PATCHES: Final = (
     *cloudformation_templates.PATCHES,
     *botocore.PATCHES,
     *activity.PATCHES,
+    *yaml_documents.PATCHES,
 )
 """The patches of no one service: the CloudFormation API (application change sets, the
-engine's), the hook around moto's answer to every request, and the count of changing
-requests the live view's watcher waits for."""
+engine's), the hook around moto's answer to every request, the count of changing
+requests the live view's watcher waits for, and the bound on every YAML document's
+aliases."""
 
 _ADDED: list[Service] = []
 _LOCK = threading.RLock()

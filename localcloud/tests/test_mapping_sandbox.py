@@ -15,6 +15,7 @@ with credentials could.
 from __future__ import annotations
 
 import json
+import tracemalloc
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from localcloud.account import LocalCloud
+from localcloud.services.apigateway import velocity
 from localcloud.services.apigateway.mapping import TemplateError, render
 from localcloud.tests.support.cloud import started
 
@@ -172,6 +174,18 @@ def test_a_foreach_stops_after_1000_iterations_as_on_api_gateway(cloud: LocalClo
     assert _render("#set($c = 0)#foreach($i in [1..5000])#set($c = $c + 1)#end$c") == "1000"
 
 
+def test_a_foreach_over_a_string_is_no_loop_as_in_velocity(cloud: LocalCloud) -> None:
+    """Velocity iterates arrays, collections and maps; a string it skips."""
+    assert _render("#set($s = 'abc')[#foreach($c in $s)$c,#end]") == "[]"
+
+
+def test_a_foreach_over_a_map_walks_its_values_as_in_velocity(cloud: LocalCloud) -> None:
+    """Velocity's UberspectImpl iterates a map's values (templates walk ``keySet()``)."""
+    body = json.dumps({"first": 1, "second": 2})
+
+    assert _render("#foreach($v in $input.path('$'))$v;#end", body) == "1;2;"
+
+
 def test_nested_loops_stop_at_the_step_bound(cloud: LocalCloud) -> None:
     with pytest.raises(TemplateError, match="250,000 steps"):
         _render("#foreach($i in [1..1000])#foreach($j in [1..1000])#end#end")
@@ -209,11 +223,57 @@ def test_a_regular_expression_cannot_take_exponential_time(cloud: LocalCloud) ->
     assert _render(template) == "false"
 
 
+BACKTRACKING = "#set($s = '" + "a" * 60 + "')$s.matches('(a|aa)+b')"
+"""A call that takes regex exponential time: it runs until its timeout."""
+
+
+def test_a_regular_expression_call_stops_at_its_own_bound_not_the_renderings_deadline(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call got all the rendering's 29 s, and regex's timeout overshoots under load
+    (46.7 s were seen): a call is capped (lowered to 0.1 s here), the deadline checked
+    after it."""
+    monkeypatch.setattr(velocity, "REGEX_SECONDS", 0.1)
+
+    with pytest.raises(TemplateError, match=r"ran past 0.1 s, the local cloud's bound on one"):
+        _render(BACKTRACKING)
+
+
 def test_copies_of_the_body_are_bounded(cloud: LocalCloud) -> None:
     body = json.dumps(list(range(100_000)))
     template = "#set($kept = [])#foreach($i in [1..1000])$kept.add($input.path('$'))#end"
-    with pytest.raises(TemplateError, match="1,000,000 JSON values"):
+    with pytest.raises(TemplateError, match="1,000,000 values"):
         _render(template, body)
+
+
+def test_a_list_a_method_makes_is_counted_as_it_is_made(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 9 MB body split into characters 1,000 times reached 2.2 GB: the parts are counted
+    as they are made, and a split past the bound stops (1,000,000 values, lowered to
+    10,000 here: a million parts take regex a second with a timeout)."""
+    monkeypatch.setattr(velocity, "VALUES", 10_000)
+
+    with pytest.raises(TemplateError, match="more than 10,000 values"):
+        _render("$input.body.split('').size()", "x" * 10_001)
+
+
+def test_the_json_of_many_matches_stops_at_the_text_bound_as_it_is_written(
+    cloud: LocalCloud,
+) -> None:
+    """``$input.json('$..*')`` of a body nested 200 deep holds its 1 MB string 200 times:
+    json.dumps made all 200 MB before the text was counted; now the writing stops at the
+    bound, and the rendering never holds much more than the bound's 20 MB."""
+    depth = 200
+    body = '{"a":' * depth + json.dumps("x" * 1_000_000) + "}" * depth
+    tracemalloc.start()
+    try:
+        with pytest.raises(TemplateError, match="20,971,520 characters"):
+            _render("$input.json('$..*').length()", body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000_000
 
 
 def test_a_template_over_300_kb_is_refused(cloud: LocalCloud) -> None:

@@ -4,10 +4,12 @@ uninstall together, and a misfit installs nothing."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from airspeed import operators
 from moto.logs.models import LogStream
 from moto.sqs.models import SQSBackend
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -92,6 +94,25 @@ def test_a_subclass_that_defines_its_own_method_fails_by_name(
     with pytest.raises(PatchMismatch, match="StepFunctionsParserBackend.stop_execution"):
         REGISTRY.install()
     assert not REGISTRY.installed()
+
+
+def test_an_airspeed_element_the_sandbox_has_not_reviewed_fails_start_up_by_name(
+    none_installed: None,
+) -> None:
+    """An airspeed upgrade that adds an element evaluating templates its own way could
+    reach past the mapping template sandbox: nothing is installed, the element named."""
+
+    class Unreviewed(operators.Text):
+        def evaluate_raw(self, stream: Any, namespace: Any, loader: Any) -> None:
+            stream.write("ran outside the sandbox")
+
+    try:
+        with pytest.raises(PatchMismatch, match=r"test_patches\..*Unreviewed \(evaluate_raw\)"):
+            REGISTRY.install()
+        assert not REGISTRY.installed()
+    finally:
+        del Unreviewed
+        gc.collect()  # airspeed's _Element.__subclasses__() forgets it
 
 
 def test_two_patches_of_one_method_are_refused() -> None:

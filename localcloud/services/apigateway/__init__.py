@@ -8,7 +8,13 @@ May import: the engine's provider contract, :mod:`localcloud.services.lambda_`.
 
 from typing import Final
 
-from localcloud.services.apigateway import http_providers, providers, velocity_patches
+from localcloud.services.apigateway import (
+    http_providers,
+    imports,
+    providers,
+    velocity_elements,
+    velocity_patches,
+)
 from localcloud.services.apigateway.aws_integration import SERVICES, SUBTYPES
 from localcloud.services.service import Service
 
@@ -29,7 +35,8 @@ SURFACES: Final = (
 SERVICE: Final = Service(
     "apigateway",
     providers=(*providers.PROVIDERS, *http_providers.PROVIDERS),
-    patches=velocity_patches.PATCHES,
+    patches=(*velocity_patches.PATCHES, *imports.PATCHES),
+    checks=(velocity_elements.check_elements,),
     surfaces=SURFACES,
 )
 

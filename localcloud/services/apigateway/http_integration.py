@@ -7,7 +7,9 @@ A value is static text, a selection expression (``$request.body``,
 ``$request.body.JSONPATH``, ``$request.header.NAME``, ``$request.querystring.NAME``,
 ``$request.path.NAME``, ``$context.NAME``, ``$stageVariables.NAME``), or text with
 expressions in it written ``${request.header.NAME}``. An expression that selects nothing
-for a required parameter is API Gateway's 400 ``{"message": "Bad Request"}``.
+for a required parameter is API Gateway's 400 ``{"message": "Bad Request"}``. A JSON path
+reads the body's first :data:`BODY_FOR_JSON_PATH` bytes, in the syntax HTTP APIs have (no
+recursive descent, no filters), evaluated bounded (:mod:`localcloud.patches.jsonpath`).
 """
 
 from __future__ import annotations
@@ -19,15 +21,21 @@ from typing import Any, Final
 
 from werkzeug.wrappers import Request, Response
 
+from localcloud.patches import jsonpath
 from localcloud.services.apigateway.aws_integration import (
     SUBTYPES,
     ServiceCallFailed,
     subtype_call,
 )
 from localcloud.services.apigateway.formats import message
-from localcloud.services.apigateway.mapping import MappingInput, TemplateError
 
-__all__ = ["evaluate", "run_subtype"]
+__all__ = ["BODY_FOR_JSON_PATH", "evaluate", "run_subtype"]
+
+BODY_FOR_JSON_PATH: Final = 100 * 1024
+"""The bytes of a body a JSON path reads: "When you specify a JSON path, API Gateway
+truncates the request body at 100 KB and then applies the selection expression. To send
+payloads larger than 100 KB, specify $request.body" ("Transforming API requests and
+responses for HTTP APIs in API Gateway")."""
 
 EXPRESSION: Final = re.compile(
     r"\$\{([a-zA-Z]+(?:\.[^}\s]+)?)\}|\$((?:request|context|stageVariables)(?:\.[\w.\-\[\]]+)?)"
@@ -57,16 +65,10 @@ def _select(expression: str, request: Request, event: Mapping[str, Any]) -> str 
     if root == "request":
         kind, _, name = rest.partition(".")
         if kind == "body":
-            body = request.get_data().decode("utf-8", "replace")
+            data = request.get_data()
             if not name:
-                return body
-            try:
-                selected = MappingInput(body, {}).path(f"$.{name}")
-            except TemplateError:
-                return None
-            if selected is None:
-                return None
-            return selected if isinstance(selected, str) else json.dumps(selected)
+                return data.decode("utf-8", "replace")
+            return _body_path(data[:BODY_FOR_JSON_PATH], name)
         if kind == "header":
             return request.headers.get(name)
         if kind == "querystring":
@@ -83,6 +85,21 @@ def _select(expression: str, request: Request, event: Mapping[str, Any]) -> str 
     if root == "stageVariables":
         return (event.get("stageVariables") or {}).get(rest)
     return None
+
+
+def _body_path(data: bytes, name: str) -> str | None:
+    """What ``$request.body.<name>`` selects in ``data`` (a string as it is, anything else
+    as JSON); ``None`` when ``data`` is not JSON (a body cut at 100 KB may not be), the path
+    is not one HTTP APIs evaluate, or it selects nothing."""
+    try:
+        document = json.loads(data.decode("utf-8", "replace"))
+        found = jsonpath.find(f"$.{name}", document, jsonpath.HTTP_API)
+    except (ValueError, RecursionError):  # not JSON, nested too deep, a path refused
+        return None
+    if not found:
+        return None
+    selected = found[0] if len(found) == 1 else found
+    return selected if isinstance(selected, str) else json.dumps(selected)
 
 
 def run_subtype(

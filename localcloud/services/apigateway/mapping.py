@@ -3,7 +3,8 @@ them: Velocity (``airspeed-ext``, the library LocalStack renders them with) with
 variables of API Gateway's "Mapping template and access logging variable reference":
 
 - ``$input``: ``body`` (the payload as text), ``json(x)`` (the JSON text of what the
-  JSONPath expression ``x`` selects), ``path(x)`` (that value itself), ``params()`` (a
+  JSONPath expression ``x`` selects: Jayway's syntax, no arithmetic, evaluated bounded by
+  :mod:`localcloud.patches.jsonpath`), ``path(x)`` (that value itself), ``params()`` (a
   map of ``path``, ``querystring`` and ``header``, each of names to values) and
   ``params(x)`` (the value of ``x``: path, then query string, then header; ``""`` when
   absent);
@@ -31,13 +32,16 @@ from urllib.parse import quote_plus, unquote_plus
 
 import airspeed
 from airspeed import operators
-from jsonpath_ng.ext.parser import parse as jsonpath
 
+from localcloud.patches import jsonpath
 from localcloud.services.apigateway import velocity
 from localcloud.services.apigateway.velocity import PAYLOAD_SIZE, TemplateError, java_text
 from localcloud.services.apigateway.velocity_patches import NO_FILES, compiled, in_force
 
 __all__ = ["MappingInput", "MappingUtil", "TemplateError", "render"]
+
+_ENCODER: Final = json.JSONEncoder()
+"""``json.dumps``'s defaults, as :meth:`MappingInput.json` writes its text."""
 
 
 def _copied(value: Any) -> Any:
@@ -45,7 +49,7 @@ def _copied(value: Any) -> Any:
     value copied counted by the rendering's sandbox."""
     sandbox = velocity.active()
     if sandbox is not None:
-        sandbox.made_json_values(1)
+        sandbox.made_values(1)
     if isinstance(value, dict):
         return {str(k): _copied(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -81,20 +85,33 @@ class MappingInput:
         return self._document
 
     def _select(self, expression: str) -> Any:
+        """What the JSONPath ``expression`` selects: ``None`` (nothing), the value, or the
+        list of values it matched; bounded (:mod:`localcloud.patches.jsonpath`)."""
         document = self._parse()
-        if not isinstance(expression, str):
-            raise TemplateError("a JSONPath expression must be a string")
         try:
-            found = [match.value for match in jsonpath(expression).find(document)]
-        except Exception as exc:  # noqa: BLE001 - jsonpath_ng raises its own bare Exceptions
-            raise TemplateError(f"JSONPath {expression!r} does not parse ({exc})") from exc
+            found = jsonpath.find(expression, document, jsonpath.JAYWAY)
+        except jsonpath.JsonPathRefused as exc:
+            raise TemplateError(str(exc)) from exc
         if not found:
             return None
         return found[0] if len(found) == 1 else found
 
     def json(self, expression: str = "$") -> str:
-        """The JSON text of what ``expression`` selects (``null`` when nothing)."""
-        return json.dumps(self._select(expression))
+        """The JSON text of what ``expression`` selects (``null`` when nothing), written
+        piece by piece and stopped where it would pass the rendering's text bound (many
+        matches can each hold the whole body: ``$..*``)."""
+        value = self._select(expression)
+        sandbox = velocity.current()
+        pieces: list[str] = []
+        written = 0
+        try:
+            for piece in _ENCODER.iterencode(value):
+                written += len(piece)
+                sandbox.room_for_text(written)
+                pieces.append(piece)
+        except RecursionError as exc:
+            raise TemplateError("$input.json of a value nested too deeply") from exc
+        return "".join(pieces)
 
     def path(self, expression: str = "$") -> Any:
         """What ``expression`` selects, as an object templates can walk (a copy of it)."""

@@ -19,12 +19,23 @@ nested macro, ``#define`` and     20          Velocity's ``velocimacro.max.depth
 steps (statements, members,       250,000     the local cloud's own bound; a template over
 operators)                                    1,000 items of 50 statements each takes 50,000
 text made in all                  20 M chars  the local cloud's: twice the body's bound,
-                                              whatever the template does with it
-values copied from JSON           1,000,000   the local cloud's (``$input.path``,
-                                              ``$util.parseJson``)
+                                              whatever the template does with it (a JSON
+                                              text is counted as it is written, and stops
+                                              there)
+values made                       1,000,000   the local cloud's: JSON values copied
+                                              (``$input.path``, ``$util.parseJson``) and
+                                              the items of lists a method makes (``split``,
+                                              ``keySet``, ``values``), counted before they
+                                              are made
+one regular expression            5 s         the local cloud's: each call's timeout, so
+                                              that :mod:`regex`'s (loose under load) keeps
+                                              the rendering near its deadline
 time                              29 s        API Gateway's integration timeout: the caller
                                               has had its ``504`` by then
 ================================  ==========  ==============================================
+
+A JSONPath (``$input.path``, ``$input.json``) is evaluated bounded as well
+(:mod:`localcloud.patches.jsonpath`: no arithmetic, at most 262,144 values a query).
 
 The quotas are those of "Quotas for configuring and running a REST API in API Gateway"
 (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-execution-service-limits-table.html).
@@ -42,12 +53,13 @@ from typing import Any, Final
 __all__ = [
     "CALL_DEPTH",
     "FOREACH_ITERATIONS",
-    "JSON_VALUES",
     "PAYLOAD_SIZE",
+    "REGEX_SECONDS",
     "RENDER_SECONDS",
     "STEPS",
     "TEMPLATE_SIZE",
     "TEXT",
+    "VALUES",
     "Sandbox",
     "TemplateError",
     "active",
@@ -63,7 +75,8 @@ PAYLOAD_SIZE: Final = 10 * 1024 * 1024
 CALL_DEPTH: Final = 20
 STEPS: Final = 250_000
 TEXT: Final = 2 * PAYLOAD_SIZE
-JSON_VALUES: Final = 1_000_000
+VALUES: Final = 1_000_000
+REGEX_SECONDS: Final = 5.0
 RENDER_SECONDS: Final = 29.0
 
 
@@ -84,7 +97,7 @@ class Sandbox:
     deadline: float
     steps: int = 0
     text: int = 0
-    json_values: int = 0
+    values: int = 0
     depth: int = 0
 
     def step(self, count: int = 1) -> None:
@@ -119,23 +132,37 @@ class Sandbox:
                 "API Gateway's 10 MB payload"
             )
 
-    def made_json_values(self, count: int) -> None:
-        """Count ``count`` values copied from a JSON document.
+    def room_for_text(self, characters: int) -> None:
+        """Check that ``characters`` more of text would stay within :data:`TEXT` (text
+        being built, counted once made).
 
         Raises:
-            TemplateError: past :data:`JSON_VALUES` in all.
+            TemplateError: they would not.
         """
-        self.json_values += count
-        if self.json_values > JSON_VALUES:
+        if self.text + characters > TEXT:
             raise TemplateError(
-                f"the mapping template copied more than {JSON_VALUES:,} JSON values "
-                "($input.path, $util.parseJson)"
+                f"the mapping template made more than {TEXT:,} characters of text, twice "
+                "API Gateway's 10 MB payload"
             )
 
-    def remaining_seconds(self) -> float:
-        """The time left before the deadline (at least a millisecond, for a regular
-        expression's timeout)."""
-        return max(self.deadline - time.monotonic(), 0.001)
+    def made_values(self, count: int) -> None:
+        """Count ``count`` values made: JSON values copied, items of a list a method makes.
+
+        Raises:
+            TemplateError: past :data:`VALUES` in all.
+        """
+        self.values += count
+        if self.values > VALUES:
+            raise TemplateError(
+                f"the mapping template made more than {VALUES:,} values (JSON values "
+                "copied by $input.path and $util.parseJson, items of lists split, keySet "
+                "and values made)"
+            )
+
+    def regex_timeout(self) -> float:
+        """A regular expression's timeout: the time left before the deadline, at most
+        :data:`REGEX_SECONDS` (and at least a millisecond)."""
+        return min(max(self.deadline - time.monotonic(), 0.001), REGEX_SECONDS)
 
     @contextlib.contextmanager
     def deeper(self, what: str) -> Iterator[None]:

@@ -8,11 +8,13 @@ Python object, no dunder or private name, no ``getClass()``. What is not a membe
 ``null``, as Velocity makes an unknown property or method on API Gateway.
 
 Regular expressions (``matches``, ``replaceAll``, ``replaceFirst``, ``split``) run in
-:mod:`regex` with the rendering's time left as their timeout (Python's :mod:`re` cannot be
-stopped, and a pattern such as ``(a+)+$`` takes it exponential time); a replacement's
-``$1`` is Java's group reference. Text a member makes is counted by the rendering's
-sandbox before it is made where its length is known (``replace``, ``concat``,
-``replaceAll``'s every match).
+:mod:`regex`, the GIL released, each call's timeout the rendering's time left but at most
+:data:`.velocity.REGEX_SECONDS`, and the deadline checked again after it (Python's
+:mod:`re` cannot be stopped, holds every thread of the server, and a pattern such as
+``(a|aa)+b`` takes it exponential time); a replacement's ``$1`` is Java's group
+reference. Text a member makes is counted by the rendering's sandbox before it is made
+where its length is known (``replace``, ``concat``, ``replaceAll``'s every match), and so
+are the items of a list it makes (``split``'s each part, ``keySet``, ``values``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Final
 
 import regex
 
+from localcloud.services.apigateway import velocity
 from localcloud.services.apigateway.velocity import TemplateError, current, equal, java_text
 
 __all__ = ["NULL", "call", "read"]
@@ -33,17 +36,25 @@ Member = Callable[..., Any]
 
 
 def _regex(run: Callable[..., Any], pattern: Any, *args: Any, **options: Any) -> Any:
-    """``run(pattern, *args)`` of :mod:`regex`, stopped at the rendering's deadline."""
+    """``run(pattern, *args)`` of :mod:`regex`, the GIL released, stopped at the call's
+    bound or the rendering's deadline, whichever comes first (checked again after it)."""
     if not isinstance(pattern, str):
         raise TemplateError("a regular expression must be a string")
+    sandbox = current()
+    timeout = sandbox.regex_timeout()
     try:
-        return run(pattern, *args, timeout=current().remaining_seconds(), **options)
+        result = run(pattern, *args, timeout=timeout, concurrent=True, **options)
     except TimeoutError as exc:
-        raise TemplateError(
-            f"the regular expression {pattern[:80]!r} ran past the rendering's time"
-        ) from exc
+        bound = (
+            f"{velocity.REGEX_SECONDS:g} s, the local cloud's bound on one call"
+            if timeout >= velocity.REGEX_SECONDS
+            else f"the rendering's {velocity.RENDER_SECONDS:g} s"
+        )
+        raise TemplateError(f"the regular expression {pattern[:80]!r} ran past {bound}") from exc
     except regex.error as exc:
         raise TemplateError(f"{pattern[:80]!r} is not a regular expression ({exc})") from exc
+    sandbox.step()  # the deadline again: regex's own timeout is loose under load
+    return result
 
 
 def _java_replacement(replacement: Any) -> Callable[[Any], str]:
@@ -106,9 +117,32 @@ def _char_at(text: str, index: int) -> str:
     return text[index]
 
 
+_COUNTED_EVERY: Final = 1024
+"""``split`` counts its parts 1,024 at a time (a count per part added a third to the time
+regex takes to split with a timeout)."""
+
+
 def _split(text: str, pattern: Any) -> list[str]:
-    """Java's ``split(regex)``: trailing empty strings removed."""
-    parts: list[str] = _regex(regex.split, pattern, text)
+    """Java's ``split(regex)``: trailing empty strings removed; the parts counted (values
+    and their text) as they are made, so splitting a large body into characters stops at
+    the sandbox's bound rather than after millions of strings."""
+    sandbox = current()
+    parts: list[str] = []
+
+    def collect(expression: str, subject: str, **options: Any) -> None:
+        made = characters = 0
+        for part in regex.splititer(expression, subject, **options):
+            parts.append(part)
+            made += 1
+            characters += len(part)
+            if made == _COUNTED_EVERY:
+                sandbox.made_values(made)
+                sandbox.made_text(characters)
+                made = characters = 0
+        sandbox.made_values(made)
+        sandbox.made_text(characters)
+
+    _regex(collect, pattern, text)
     while parts and not parts[-1]:
         parts.pop()
     return parts
@@ -189,18 +223,28 @@ def _put_all(entries: MutableMapping[Any, Any], other: Any) -> None:
     entries.update(other)
 
 
+def _key_set(entries: Mapping[Any, Any]) -> list[Any]:
+    current().made_values(len(entries))
+    return list(entries)
+
+
+def _values(entries: Mapping[Any, Any]) -> list[Any]:
+    current().made_values(len(entries))
+    return list(entries.values())
+
+
 MAP: Final[Mapping[str, Member]] = {
     "containsKey": lambda entries, key: key in entries,
     "containsValue": lambda entries, value: any(equal(v, value) for v in entries.values()),
     "get": lambda entries, key: entries.get(key),
     "isEmpty": lambda entries: not entries,
-    "keySet": lambda entries: list(entries),
+    "keySet": _key_set,
     "put": _put,
     "putAll": _put_all,
     "remove": lambda entries, key: entries.pop(key, None),
     "size": len,
     "toString": java_text,
-    "values": lambda entries: list(entries.values()),
+    "values": _values,
 }
 """``java.util.Map``'s methods templates use."""
 

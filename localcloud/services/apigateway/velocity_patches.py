@@ -14,7 +14,9 @@ Replaced here:
   and strings (no ``%`` formatting, no ``'a' * 10**9``, integers within Java's ``long``);
 - ``_Element.evaluate``: each statement a step of the rendering's sandbox, refused outside
   a rendering;
-- ``ForeachDirective.evaluate_raw``: at most 1,000 iterations a loop, as on API Gateway;
+- ``ForeachDirective.evaluate_raw``: at most 1,000 iterations a loop, as on API Gateway,
+  over a list or a map's values as Velocity iterates them (a string or a number is no
+  loop: Velocity skips what it cannot iterate);
 - ``StoppableStream.write``: every character written counted; ``ReturnDirective.evaluate_raw``
   prints as Java does (no ``str`` or ``json.dumps`` of what a template built);
 - ``Range.calculate``: ``[m..n]`` of integers (no comparison of what a template built);
@@ -30,7 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import airspeed
@@ -187,12 +189,15 @@ def _foreach(_original: Method) -> Method:
         iterable = self.value.calculate(namespace, loader)
         if iterable is None:
             return
-        if isinstance(iterable, Mapping):
-            iterable = list(iterable.keys())
-        if not isinstance(iterable, list | tuple | range | str):
-            raise TemplateError(f"${self.loop_var_name} is not a list in #foreach")
-        length = len(iterable)
-        items = itertools.islice(iterable, FOREACH_ITERATIONS)
+        items: Iterable[Any]
+        if isinstance(iterable, Mapping):  # Velocity's UberspectImpl: a map's values
+            length = len(iterable)
+            items = list(itertools.islice(iterable.values(), FOREACH_ITERATIONS))
+        elif isinstance(iterable, list | tuple | range):
+            length = len(iterable)
+            items = itertools.islice(iterable, FOREACH_ITERATIONS)
+        else:
+            return  # a string, a number: Velocity skips it (directive.foreach.skip.invalid)
         for counter, item in enumerate(items, start=1):
             local = operators.LocalNamespace(namespace)
             local["velocityCount"] = counter

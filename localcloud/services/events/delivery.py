@@ -13,10 +13,13 @@ moto 5.2.5 differs from AWS here, and the patches make it as AWS documents it:
   pattern, Lambda (an asynchronous invocation, :mod:`localcloud.services.lambda_.
   asynchronous`), SQS (``SqsParameters.MessageGroupId``), SNS, Step Functions
   (``StartExecution``, the input as the execution's input) and another bus; the input is
-  ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value) or
+  ``Input`` (the JSON text as given), ``InputPath`` (the JSON path's value: EventBridge's
+  syntax only, dot notation, array indexes and wildcards, evaluated bounded) or
   ``InputTransformer`` (:func:`transformed`), else the event itself, with ``time`` as
   ISO 8601 (``2026-12-03T18:01:55Z``); log groups, archives and API destinations keep
-  moto's own delivery. A failed delivery is said on the server's output. Source: "Amazon
+  moto's own delivery, its ``InputPathsMap`` in EventBridge's syntax only (moto evaluated
+  any jsonpath_ng expression, ``=~`` with Python's ``re`` included). A failed delivery is
+  said on the server's output. Source: "Amazon
   EventBridge targets" and "Transforming target input" in the EventBridge user guide.
 - an event a bus received from another bus (a bus target of a rule, or of a schedule) is
   delivered to the receiving bus's rules' targets but never to a further bus, in the
@@ -49,9 +52,10 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-from jsonpath_ng.ext.parser import parse as parse_path
 from moto.events.models import Rule
+from moto.events.utils import EventTemplateParser
 
+from localcloud.patches import jsonpath
 from localcloud.patches.registry import Method, Patch
 from localcloud.services.lambda_ import asynchronous
 from localcloud.text import say
@@ -93,16 +97,26 @@ def public_event(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def path_value(path: str, event: Any) -> Any:
-    """The first value the JSON path (``$.detail.state``) finds in ``event``, or ``None``.
+    """The first value the JSON path (``$.detail.state``) finds in ``event``, or ``None``;
+    EventBridge's syntax only (dot notation, array indexes, wildcards), bounded
+    (:mod:`localcloud.patches.jsonpath`).
 
     Raises:
-        ValueError: the path is not a JSON path.
+        ValueError: the path is not a JSON path EventBridge evaluates (a filter, a deep
+            scan, arithmetic …: :class:`~localcloud.patches.jsonpath.JsonPathRefused`),
+            or passes a bound.
     """
-    try:
-        found = parse_path(path).find(event)
-    except Exception as exc:  # noqa: BLE001 - jsonpath_ng raises several classes
-        raise ValueError(f"{path!r} is not a JSON path: {exc}") from exc
-    return found[0].value if found else None
+    found = jsonpath.find(path, event, jsonpath.EVENTBRIDGE)
+    return found[0] if found else None
+
+
+def _checked_paths(original: Method) -> Method:
+    def parse(input_template: str, input_paths_map: dict[str, Any], event: Any) -> Any:
+        for path in (input_paths_map or {}).values():
+            jsonpath.parse(str(path), jsonpath.EVENTBRIDGE)  # refused: JsonPathRefused
+        return original(input_template, input_paths_map, event)
+
+    return parse
 
 
 def transformed(transformer: dict[str, Any], event: dict[str, Any], rule: Source) -> str:
@@ -276,11 +290,13 @@ def _send_to_targets(original: Method) -> Method:
             return  # disabled, or a schedule rule: events on the bus are not for it
         if not self.event_pattern.matches_event(original_event):  # type: ignore[arg-type]
             return
-        others = [t for t in self.targets if not delivered_here(str(t["Arn"]))]
-        if others:  # log groups, archives, API destinations: moto's own delivery
-            moto_rule = copy.copy(self)
-            moto_rule.targets = others
-            original(moto_rule, original_event, transform_input)
+        for other in [t for t in self.targets if not delivered_here(str(t["Arn"]))]:
+            moto_rule = copy.copy(self)  # log groups, archives, API destinations: moto's
+            moto_rule.targets = [other]
+            try:
+                original(moto_rule, original_event, transform_input)
+            except Exception as exc:  # noqa: BLE001 - a target that refuses it: its failure
+                say(f"[events] {other['Arn']}: not delivered ({exc}); the event is dropped")
         event = public_event(original_event)
         targets = [
             dict(target, _rule_arn=self.arn)
@@ -335,6 +351,14 @@ PATCHES: Final = (
         _send_to_targets,
         "a rule delivers to Lambda, SQS, SNS, Step Functions and buses (one bus hop at most), "
         "with its input",
+    ),
+    Patch(
+        EventTemplateParser,
+        "parse",
+        ("input_template", "input_paths_map", "event"),
+        _checked_paths,
+        "moto's own InputTransformer (log groups, archives, API destinations) evaluates "
+        "EventBridge's JSON path only (no filter, deep scan or arithmetic)",
     ),
 )
 

@@ -3,15 +3,16 @@ reach the account's functions through :mod:`localcloud.services.lambda_.patches`
 refusals AWS makes and moto does not, execution names and stop details (:mod:`.patches`),
 errors with their codes, a taken name, non-JSON input and a Choice on a missing path
 (:mod:`.refusals`); the quotas that bound an execution: input of 256 KB, 25,000 history
-events (:mod:`.quotas`), 40 inline Map iterations at once (:mod:`.inline_map`);
-GetExecutionHistory in pages (:mod:`.history`); the Task resources run locally, the
-others refused by name, and nested executions' parameters and results in the shapes AWS
-gives (:mod:`.integrations`); one terminal line per failed execution, not moto's logs
-(:mod:`.reports`); a Standard execution's status changes on the default bus as AWS's
-events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`);
-every running execution stopped when the account stops (:func:`stop_running`).
+events (:mod:`.quotas`), 40 inline Map iterations at once (:mod:`.inline_map`), paths
+evaluated bounded (:mod:`.paths`); GetExecutionHistory in pages (:mod:`.history`); the
+Task resources run locally, the others refused by name, and nested executions'
+parameters and results in the shapes AWS gives (:mod:`.integrations`); one terminal
+line per failed execution, not moto's logs (:mod:`.reports`); a Standard execution's
+status changes on the default bus as AWS's events (:mod:`.status_events`);
+``AWS::StepFunctions::StateMachine`` (:mod:`.providers`); every running execution
+stopped when the account stops (:func:`stop_running`).
 
-May import: the engine's provider contract, the patch registry.
+May import: the engine's provider contract, the patch registry and its bounded JSONPath.
 """
 
 from typing import Final
@@ -23,6 +24,7 @@ from localcloud.services.stepfunctions import (
     integrations,
     lifecycle,
     patches,
+    paths,
     providers,
     quotas,
     refusals,
@@ -42,6 +44,7 @@ SERVICE: Final = Service(
         *quotas.PATCHES,
         *history.PATCHES,
         *inline_map.PATCHES,
+        *paths.PATCHES,
     ),
     checks=(*patches.CHECKS, *history.CHECKS),
     surfaces=(
