@@ -9,6 +9,7 @@ others refused by name, and nested executions' parameters and results in the sha
 gives (:mod:`.integrations`); one terminal line per failed execution, not moto's logs
 (:mod:`.reports`); a Standard execution's status changes on the default bus as AWS's
 events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`);
+the interpreter's threads bounded server-wide, 1,000 running executions (:mod:`.threads`);
 every running execution stopped when the account stops (:func:`stop_running`).
 
 May import: the engine's provider contract, the patch registry.
@@ -28,6 +29,7 @@ from localcloud.services.stepfunctions import (
     refusals,
     reports,
     status_events,
+    threads,
 )
 
 SERVICE: Final = Service(
@@ -42,13 +44,15 @@ SERVICE: Final = Service(
         *quotas.PATCHES,
         *history.PATCHES,
         *inline_map.PATCHES,
+        *threads.PATCHES,
     ),
     checks=(*patches.CHECKS, *history.CHECKS),
     surfaces=(
         "executions in moto's interpreter: Task states call the account's functions (and "
         "the SDK integrations the patches name), retriers, catchers, waits, names, "
         "StopExecution, the refusals AWS makes; input of 256 KB, 25,000 history events, 40 "
-        "inline Map iterations at once; GetExecutionHistory in pages",
+        "inline Map iterations at once; GetExecutionHistory in pages; 1,000 running "
+        "executions and 200 threads for Map iterations and Parallel branches, server-wide",
         "AWS service events on the default bus: Step Functions Execution Status Change "
         "(Standard workflows)",
     ),
