@@ -10,7 +10,9 @@ gives (:mod:`.integrations`); one terminal line per failed execution, not moto's
 (:mod:`.reports`); a Standard execution's status changes on the default bus as AWS's
 events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.providers`);
 the interpreter's threads bounded server-wide, 1,000 running executions (:mod:`.threads`);
-every running execution stopped when the account stops (:func:`stop_running`).
+the payload quota measured without writing the payload out (:mod:`.payload`) and the
+intrinsic functions bounded before they build (:mod:`.intrinsics`); every running
+execution stopped when the account stops (:func:`stop_running`).
 
 May import: the engine's provider contract, the patch registry.
 """
@@ -22,8 +24,10 @@ from localcloud.services.stepfunctions import (
     history,
     inline_map,
     integrations,
+    intrinsics,
     lifecycle,
     patches,
+    payload,
     providers,
     quotas,
     refusals,
@@ -45,6 +49,8 @@ SERVICE: Final = Service(
         *history.PATCHES,
         *inline_map.PATCHES,
         *threads.PATCHES,
+        *payload.PATCHES,
+        *intrinsics.PATCHES,
     ),
     checks=(*patches.CHECKS, *history.CHECKS),
     surfaces=(
@@ -52,7 +58,8 @@ SERVICE: Final = Service(
         "the SDK integrations the patches name), retriers, catchers, waits, names, "
         "StopExecution, the refusals AWS makes; input of 256 KB, 25,000 history events, 40 "
         "inline Map iterations at once; GetExecutionHistory in pages; 1,000 running "
-        "executions and 200 threads for Map iterations and Parallel branches, server-wide",
+        "executions and 200 threads for Map iterations and Parallel branches, server-wide; "
+        "payloads and intrinsic functions bounded before they are built",
         "AWS service events on the default bus: Step Functions Execution Status Change "
         "(Standard workflows)",
     ),
