@@ -12,7 +12,7 @@ events (:mod:`.status_events`); ``AWS::StepFunctions::StateMachine`` (:mod:`.pro
 the interpreter's threads bounded server-wide, 1,000 running executions (:mod:`.threads`);
 the payload quota measured without writing the payload out (:mod:`.payload`) and the
 intrinsic functions bounded before they build (:mod:`.intrinsics`); every running
-execution stopped when the account stops (:func:`stop_running`).
+execution stopped when the account stops (:mod:`.lifecycle`, the service's ``on_stop``).
 
 May import: the engine's provider contract, the patch registry.
 """
@@ -53,6 +53,7 @@ SERVICE: Final = Service(
         *intrinsics.PATCHES,
     ),
     checks=(*patches.CHECKS, *history.CHECKS),
+    on_stop=lifecycle.stopped_with_the_account,
     surfaces=(
         "executions in moto's interpreter: Task states call the account's functions (and "
         "the SDK integrations the patches name), retriers, catchers, waits, names, "
@@ -65,6 +66,4 @@ SERVICE: Final = Service(
     ),
 )
 
-stop_running: Final = lifecycle.stop_running
-
-__all__ = ["SERVICE", "stop_running"]
+__all__ = ["SERVICE"]
