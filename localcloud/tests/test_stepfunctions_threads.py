@@ -56,31 +56,31 @@ def holds(sfn: Any, execution: str) -> int:
     return kinds(full_history(sfn, execution)).count("WaitStateEntered")
 
 
-def stop_and_settle(sfn: Any, execution: str) -> None:
+def stop_and_settle(sfn: Any, execution: str, held_before: int) -> None:
     """Stop ``execution`` and wait until every interpreter thread it held is back."""
     sfn.stop_execution(executionArn=execution)
     assert ended(sfn, execution)["status"] == "ABORTED"
-    until(lambda: WORKERS.in_use == 0, "the interpreter threads given back")
+    until(lambda: WORKERS.in_use <= held_before, "the interpreter threads given back")
 
 
 def test_three_levels_of_nested_maps_run_on_at_most_the_interpreter_threads(sfn: Any) -> None:
     levels = each(each(each(HOLD, "$.inner"), "$.middle"))
     arn = machine(sfn, "nested", levels)
     items = [{"middle": [{"inner": [0] * 40}] * 40}] * 6  # 9,600 iterations at the bottom
-    before = threading.active_count()
+    before, held_before = threading.active_count(), WORKERS.in_use
 
     execution = sfn.start_execution(stateMachineArn=arn, name="n", input=json.dumps(items))
     try:
         # every thread running it ends up in a Wait at the bottom: the execution's own and
-        # the interpreter's 200; no more are started once they all wait there
+        # the interpreter's 200 (those no earlier test holds); none starts once they wait
         until(
-            lambda: holds(sfn, execution["executionArn"]) >= 1 + INTERPRETER_THREADS,
+            lambda: holds(sfn, execution["executionArn"]) >= 1 + INTERPRETER_THREADS - held_before,
             "an iteration waiting on each interpreter thread",
         )
 
         assert threading.active_count() <= before + 1 + INTERPRETER_THREADS
     finally:
-        stop_and_settle(sfn, execution["executionArn"])
+        stop_and_settle(sfn, execution["executionArn"], held_before)
 
 
 def test_parallel_branches_share_the_interpreter_threads_with_map_iterations(sfn: Any) -> None:
@@ -89,7 +89,7 @@ def test_parallel_branches_share_the_interpreter_threads_with_map_iterations(sfn
         "States": {"Both": {"Type": "Parallel", "Branches": [HOLD] * 10, "End": True}},
     }
     arn = machine(sfn, "branches", each(parallel))
-    before = threading.active_count()
+    before, held_before = threading.active_count(), WORKERS.in_use
 
     execution = sfn.start_execution(stateMachineArn=arn, name="n", input=json.dumps([0] * 40))
     try:
@@ -97,7 +97,7 @@ def test_parallel_branches_share_the_interpreter_threads_with_map_iterations(sfn
 
         assert threading.active_count() <= before + 1 + INTERPRETER_THREADS
     finally:
-        stop_and_settle(sfn, execution["executionArn"])
+        stop_and_settle(sfn, execution["executionArn"], held_before)
 
 
 def test_a_map_worker_takes_1000_items_one_after_another(sfn: Any) -> None:
@@ -120,7 +120,7 @@ def test_an_execution_holds_a_running_slot_only_while_it_runs(sfn: Any) -> None:
     execution = sfn.start_execution(stateMachineArn=arn, name="n")
     ended(sfn, execution["executionArn"])
 
-    until(lambda: EXECUTIONS.in_use == before, "the execution's slot given back")
+    until(lambda: EXECUTIONS.in_use <= before, "the execution's slot given back")
 
 
 def test_start_execution_past_the_running_executions_is_refused_as_aws_refuses_it(
