@@ -10,6 +10,7 @@ them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import ipaddress
 import logging
@@ -47,12 +48,29 @@ stopped, its functions' processes ended, its answers in flight written) before i
 anyway: whatever runs, the process is gone within 10 s of the signal."""
 
 
+EXIT_LINE_WAIT_S: Final = 0.25
+"""How long the line saying why the process exits at once may take to be written."""
+STDOUT: Final = 1
+"""The standard output's file descriptor."""
+
+
 def _exit_now(why: str) -> None:
-    """End the process at once (its functions' processes end with it: each one's
-    supervisor watches the server)."""
-    say(f"{why}: exiting now")
-    sys.stdout.flush()
+    """End the process at once, whatever it is doing (its functions' processes end with it:
+    each one's supervisor watches the server). The line saying ``why`` goes straight to the
+    standard output's descriptor from a thread of its own, best effort: not through
+    ``print``, which a signal arriving while the stop's lines print would enter a second
+    time (``RuntimeError``: reentrant call), and without waiting more than
+    :data:`EXIT_LINE_WAIT_S` for an output nobody reads."""
+    line = f"{why}: exiting now\n".encode()
+    writer = threading.Thread(target=_write_quietly, args=(line,), daemon=True)
+    writer.start()
+    writer.join(EXIT_LINE_WAIT_S)
     os._exit(1)
+
+
+def _write_quietly(data: bytes) -> None:
+    with contextlib.suppress(OSError):  # best effort: a closed or broken output says nothing
+        os.write(STDOUT, data)
 
 
 def run(cloud: LocalCloud, ready: Callable[[LocalCloud], None]) -> int:

@@ -51,7 +51,6 @@ from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer, free_port
 from localcloud.server.guard import Policy, PublicRoutes
 from localcloud.services import lambda_ as lambda_runtime
-from localcloud.services import stepfunctions
 from localcloud.services.apigateway import endpoint as api_endpoint
 from localcloud.services.apigateway import invoke as api_invoke
 from localcloud.services.dynamodb import patches as dynamodb_writes
@@ -173,8 +172,7 @@ class LocalCloud:
     def start(self) -> Deployment | None:
         services.install()
         self._patched = True
-        lambda_runtime.clear()  # a new account: no function of an earlier one runs
-        lambda_async.clear()
+        services.start()  # a new account: nothing of an earlier one runs
         lambda_runtime.add_listener(self.history.record)
         for extension in self.extensions:
             for listener in extension.listeners:
@@ -325,14 +323,12 @@ class LocalCloud:
             dynamodb_writes.WRITE_LISTENERS.remove(self.history.record_write)
         changesets.serve(None)
         api_invoke.set_endpoint(None)
-        # every running execution stops first (a Task state waiting for a function ends
-        # with it, and starts nothing after); then every execution environment goes, its
-        # processes too, invocations in progress included (their callers get an error
-        # answer); then every poller stops
-        for arn in stepfunctions.stop_running():
-            say(f"[states] execution {arn.split(':', 6)[-1]} stopped with the local cloud")
-        for function, request_id in lambda_runtime.clear():
-            say(f"[lambda] {function}: invocation {request_id} stopped with the local cloud")
+        # every service stops what runs, in the reverse of their order: Step Functions'
+        # executions first (a Task state waiting for a function ends with it, and starts
+        # nothing after), Lambda's execution environments last, their processes too,
+        # invocations in progress included; then every poller stops
+        for line in services.stop():
+            say(line)
         mappings.serve(None)
         self.stacks.clear()
         if self._server is not None:

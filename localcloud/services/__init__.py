@@ -26,8 +26,9 @@ This module is the registry: the built-in services, and any a project or a test 
 From them come the providers the CloudFormation engine is handed (:func:`providers`), the
 one patch registry (:func:`patch_registry`, installed and uninstalled together by
 :func:`install` and :func:`uninstall`, counted: the last local cloud to stop uninstalls;
-``localcloud/tests/test_patches.py`` checks each patch by name), and the event source
-pollers Lambda's mappings use (:func:`event_sources`).
+``localcloud/tests/test_patches.py`` checks each patch by name), the event source
+pollers Lambda's mappings use (:func:`event_sources`), and the services' lifecycle, which
+an account starts and stops (:func:`start`, :func:`stop`).
 
 May import: each service, the CloudFormation engine (its API's patches), the patch
 registry.
@@ -206,6 +207,23 @@ def event_sources() -> dict[str, Callable[..., Any]]:
     return {name: make for service in services() for name, make in service.event_sources.items()}
 
 
+def start() -> None:
+    """Every service's ``on_start``, in order: an account starts."""
+    for service in services():
+        if service.on_start is not None:
+            service.on_start()
+
+
+def stop() -> list[str]:
+    """Every service's ``on_stop``, in the reverse of their order: an account stops. The
+    lines they say, one per thing each stopped."""
+    said: list[str] = []
+    for service in reversed(services()):
+        if service.on_stop is not None:
+            said.extend(service.on_stop())
+    return said
+
+
 def patch_registry() -> Registry:
     """The one registry of every patch: the core ones and each service's."""
     global _REGISTRY
@@ -255,6 +273,8 @@ __all__ = [
     "register",
     "registered",
     "services",
+    "start",
+    "stop",
     "uninstall",
     "unregister",
 ]

@@ -2,12 +2,14 @@
 project's own) whose ``__init__`` defines ``SERVICE``, a :class:`Service` naming what the
 service brings to the account: the CloudFormation providers of its types, the moto
 methods it replaces (through the one patch registry), the checks that must hold before
-they are installed, and the event sources it offers Lambda.
+they are installed, the event sources it offers Lambda, and what it does when an account
+starts and stops (its lifecycle hooks, as LocalStack's services have theirs): the account
+calls the hooks, never a service's internals by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,11 @@ class Service:
             event_source_mappings.PollerFactory`).
         surfaces: what else it runs, one line each, for the coverage page
             (:mod:`localcloud.coverage`): API Gateway's integration kinds, say.
+        on_start: called when an account starts, before anything of it runs: forget what
+            an earlier account of this process left (Lambda's functions).
+        on_stop: called when an account stops, services in the reverse of their order
+            (Step Functions' executions stop before Lambda's environments go): stop what
+            still runs; one line per thing it stopped, for the terminal.
     """
 
     name: str
@@ -39,3 +46,5 @@ class Service:
     checks: tuple[Callable[[], None], ...] = ()
     event_sources: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     surfaces: tuple[str, ...] = ()
+    on_start: Callable[[], None] | None = None
+    on_stop: Callable[[], Iterable[str]] | None = None

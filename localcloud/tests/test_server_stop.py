@@ -1,8 +1,11 @@
 """``python -m localcloud serve`` stops within 10 s of SIGTERM whatever runs in it: state
 machines that never end (one of them growing its history as fast as it can, which the live
 view reads), an inline Map whose iterations wait, functions busy in synchronous,
-asynchronous and event-source invocations, a schedule. It stops in order (exit status 0):
-its executions stopped, its functions' processes ended.
+asynchronous and event-source invocations, a schedule. It stops in order: its executions
+stopped, then its functions' invocations, then their processes ended (exit status 0, or 1
+with its line when the 8 s deadline cut the orderly stop short). The promise is the 10 s;
+whether the orderly stop beats its deadline on a loaded machine does not matter here
+(``test_cli_exit.py`` tests the deadline itself).
 
 One server, started as a user starts it, made busy through the AWS APIs, then sent SIGTERM.
 """
@@ -170,15 +173,24 @@ def test_sigterm_stops_a_busy_server_in_order_within_10_s() -> None:
 
         server.process.send_signal(signal.SIGTERM)
         try:
-            status = server.process.wait(timeout=STOPPED_WITHIN_S)
+            status = server.process.wait(timeout=STOPPED_WITHIN_S)  # the promise
         except subprocess.TimeoutExpired:
             server.process.kill()
             pytest.fail(f"still running {STOPPED_WITHIN_S} s after SIGTERM:\n{said(server)}")
 
-        printed = said(server)
-        assert status == 0, printed
-        assert "execution each:running stopped with the local cloud" in printed
-        assert "execution loop:running stopped with the local cloud" in printed
+        lines = said(server).splitlines()
+        # in order: the executions first, then the functions' invocations; the stop is
+        # orderly (0) unless the deadline cut it short, which it says
+        assert status == 0 or lines[-1] == "not stopped after 8 s: exiting now", lines
+        stopping = lines.index("stopping… (a second Ctrl-C stops at once)")
+        executions = [n for n, line in enumerate(lines) if line.startswith("[states] execution")]
+        invocations = [n for n, line in enumerate(lines) if line.startswith("[lambda] busy:")]
+        stopped = {lines[n].split()[2] for n in executions}
+        assert {"loop:running", "each:running"} <= stopped  # spin too, unless at its quota
+        assert stopped <= {"loop:running", "each:running", "spin:running"}, lines
+        assert len(invocations) == 4, lines
+        assert stopping < min(executions)
+        assert max(executions) < min(invocations)
         until(lambda: all(gone(pid) for pid in busy), "the environments' processes ended")
 
 

@@ -135,3 +135,30 @@ def test_two_folders_of_one_name_are_two_services_and_a_broken_one_says_why(
     (tmp_path / "nothing" / "__init__.py").write_text("")
     with pytest.raises(TypeError, match="defines no SERVICE"):
         services.load(tmp_path / "nothing")
+
+
+def test_an_account_starts_the_services_in_order_and_stops_them_in_reverse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    happened: list[str] = []
+
+    def hooked(name: str) -> Service:
+        def stopped() -> list[str]:
+            happened.append(f"{name} stops")
+            return [f"[{name}] stopped"]
+
+        return Service(name, on_start=lambda: happened.append(f"{name} starts"), on_stop=stopped)
+
+    monkeypatch.setattr(services, "services", lambda: (hooked("first"), hooked("second")))
+
+    services.start()
+    said = services.stop()
+
+    assert happened == ["first starts", "second starts", "second stops", "first stops"]
+    assert said == ["[second] stopped", "[first] stopped"]
+
+
+def test_step_functions_stops_its_executions_before_lambda_ends_its_environments() -> None:
+    stopping = [service.name for service in reversed(services.BUILT_IN) if service.on_stop]
+
+    assert stopping == ["states", "lambda"]

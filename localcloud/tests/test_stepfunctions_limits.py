@@ -9,31 +9,24 @@ oldest or newest first; an inline Map runs at most 40 iterations at once, whatev
 One account for the module (moto in-process, the local cloud's patches installed); its
 never-ending execution reaches the history quota once (a ``Wait`` of 0 seconds in a loop:
 two events a state, the cheapest loop moto runs) and the paging tests read its history.
+The Map's iterations hold their worker (a ``Wait`` of 600 s) until the test stops them, so
+that the ones that started can be counted while none can end.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
-from moto.core.config import DefaultConfig
 
-from localcloud import services
+from localcloud.services.stepfunctions.inline_map import INLINE_CONCURRENCY
 from localcloud.services.stepfunctions.quotas import admits
-from localcloud.tests.support.aws import REGION
+from localcloud.tests.support.states import account, ended, full_history, kinds, machine, until
 
-MOTO_CONFIG: DefaultConfig = {
-    "stepfunctions": {"execute_state_machine": True},
-    "lambda": {"use_docker": False},
-}
-ROLE_ARN = "arn:aws:iam::123456789012:role/x"
 HISTORY_QUOTA = 25_000
 INPUT_QUOTA = 262_144
 HISTORY_CAUSE = "The execution reached the maximum number of history events (25000)."
@@ -47,33 +40,8 @@ NEVER_ENDING = {
 @pytest.fixture(scope="module")
 def sfn() -> Iterator[Any]:
     """A Step Functions client of one in-process account with the local cloud's patches."""
-    services.install()
-    try:
-        with mock_aws(config=MOTO_CONFIG):
-            yield boto3.client("stepfunctions", region_name=REGION)
-    finally:
-        services.uninstall()
-
-
-def machine(sfn: Any, name: str, definition: dict[str, Any]) -> str:
-    arn: str = sfn.create_state_machine(
-        name=name, definition=json.dumps(definition), roleArn=ROLE_ARN
-    )["stateMachineArn"]
-    return arn
-
-
-def ended(sfn: Any, execution_arn: str, guard_s: float = 120) -> dict[str, Any]:
-    """DescribeExecution once the execution is no longer RUNNING (``guard_s``: a hang guard
-    far above what the run needs)."""
-    deadline = time.monotonic() + guard_s
-    while True:
-        described: dict[str, Any] = sfn.describe_execution(executionArn=execution_arn)
-        if described["status"] != "RUNNING":
-            return described
-        if time.monotonic() > deadline:
-            sfn.stop_execution(executionArn=execution_arn)
-            pytest.fail(f"{execution_arn} still RUNNING after {guard_s} s")
-        time.sleep(0.05)
+    with account() as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
@@ -253,111 +221,77 @@ def test_a_token_that_is_not_one_is_refused_as_invalid(sfn: Any, never_ending: s
 
 # --- inline Map: at most 40 iterations at once ----------------------------------------------
 
-
-def most_at_once(history: list[dict[str, Any]]) -> int:
-    """The most Map iterations started and not yet ended at any point of the history."""
-    running = peak = 0
-    for event in history:
-        if event["type"] == "MapIterationStarted":
-            running += 1
-            peak = max(peak, running)
-        elif event["type"] in ("MapIterationSucceeded", "MapIterationFailed"):
-            running -= 1
-    return peak
+HOLD = {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": 600, "End": True}}}
+"""An iteration that holds its worker until its execution is stopped."""
 
 
-def full_history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    arguments: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
-    while True:
-        page = sfn.get_execution_history(**arguments)
-        events.extend(page["events"])
-        if "nextToken" not in page:
-            return events
-        arguments["nextToken"] = page["nextToken"]
+def each(processor: dict[str, Any], max_concurrency: int | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "Type": "Map",
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, **processor},
+        "End": True,
+    }
+    if max_concurrency is not None:
+        state["MaxConcurrency"] = max_concurrency
+    return {"StartAt": "Each", "States": {"Each": state}}
 
 
-ITEMS = [1] * 40 + [0] * 10
-"""Each item is the seconds its iteration waits: the first 40 a second, so that every
-iteration allowed to start meanwhile does; the other 10 none, so that they end at once."""
+@pytest.mark.parametrize("asked", [None, 100])
+def test_an_inline_map_runs_at_most_40_iterations_at_once(sfn: Any, asked: int | None) -> None:
+    arn = machine(sfn, f"map-{asked}", each(HOLD, asked))
+    execution = sfn.start_execution(stateMachineArn=arn, name="items", input=json.dumps([0] * 50))[
+        "executionArn"
+    ]
+    try:
+        # the iterations that start never end: once 40 wait, a 41st could only be one more
+        # worker than the cap
+        until(
+            lambda: kinds(full_history(sfn, execution)).count("WaitStateEntered") >= 40,
+            "40 iterations waiting",
+        )
 
-
-@pytest.fixture(scope="module")
-def maps(sfn: Any) -> dict[str, str]:
-    """Executions of a Map of :data:`ITEMS` by the ``MaxConcurrency`` asked for; ended."""
-    executions = {}
-    for asked in ("unset", 100):
-        iteration = {
-            "StartAt": "Hold",
-            "States": {"Hold": {"Type": "Wait", "SecondsPath": "$", "End": True}},
-        }
-        state: dict[str, Any] = {
-            "Type": "Map",
-            "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, **iteration},
-            "End": True,
-        }
-        if asked != "unset":
-            state["MaxConcurrency"] = asked
-        arn = machine(sfn, f"map-{asked}", {"StartAt": "Each", "States": {"Each": state}})
-        executions[str(asked)] = sfn.start_execution(
-            stateMachineArn=arn, name="items", input=json.dumps(ITEMS)
-        )["executionArn"]
-    for execution in executions.values():
+        started = kinds(full_history(sfn, execution)).count("MapIterationStarted")
+        assert started == INLINE_CONCURRENCY == 40
+    finally:
+        sfn.stop_execution(executionArn=execution)
         ended(sfn, execution)
-    return executions
 
 
-@pytest.mark.parametrize("asked", ["unset", "100"])
-def test_an_inline_map_runs_at_most_40_iterations_at_once(
-    sfn: Any, maps: dict[str, str], asked: str
-) -> None:
-    history = full_history(sfn, maps[asked])
+def test_an_inline_maps_output_holds_every_items_result_in_order(sfn: Any) -> None:
+    arn = machine(
+        sfn, "map-output", each({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}})
+    )
+    items = list(range(50))
 
-    assert most_at_once(history) == 40
+    execution = sfn.start_execution(stateMachineArn=arn, name="items", input=json.dumps(items))
 
-
-def test_an_inline_maps_output_holds_every_items_result_in_order(
-    sfn: Any, maps: dict[str, str]
-) -> None:
-    described = sfn.describe_execution(executionArn=maps["unset"])
-
+    described = ended(sfn, execution["executionArn"])
     assert described["status"] == "SUCCEEDED"
-    assert json.loads(described["output"]) == ITEMS
+    assert json.loads(described["output"]) == items
 
 
 def test_an_inline_map_stopped_while_its_iterations_run_is_aborted_not_failed(
     sfn: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    hold = {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": 600, "End": True}}}
-    definition = {
-        "StartAt": "Each",
-        "States": {"Each": {"Type": "Map", "ItemProcessor": hold, "End": True}},
-    }
-    arn = machine(sfn, "map-stopped", definition)
+    arn = machine(sfn, "map-stopped", each(HOLD))
     execution = sfn.start_execution(
         stateMachineArn=arn, name="stopped", input=json.dumps(list(range(3)))
     )["executionArn"]
-    deadline = time.monotonic() + 30  # hang guards
-    while "WaitStateEntered" not in kinds(full_history(sfn, execution)):
-        assert time.monotonic() < deadline, "no iteration waiting after 30 s"
-        time.sleep(0.02)
+    until(lambda: "WaitStateEntered" in kinds(full_history(sfn, execution)), "an iteration waiting")
 
     sfn.stop_execution(executionArn=execution, error="Operator.Cancelled", cause="not needed")
 
-    while not {"ExecutionAborted", "ExecutionFailed"} & set(
-        kinds(history := full_history(sfn, execution))
-    ):
-        assert time.monotonic() < deadline, "not ended 30 s after the stop"
-        time.sleep(0.02)
+    until(
+        lambda: bool(
+            {"ExecutionAborted", "ExecutionFailed"} & set(kinds(full_history(sfn, execution)))
+        ),
+        "ended after the stop",
+    )
     described = sfn.describe_execution(executionArn=execution)
     assert (described["status"], described["error"], described["cause"]) == (
         "ABORTED",
         "Operator.Cancelled",
         "not needed",
     )
-    assert "ExecutionFailed" not in kinds(history)
+    assert "ExecutionFailed" not in kinds(full_history(sfn, execution))
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
-
-
-def kinds(history: list[dict[str, Any]]) -> list[str]:
-    return [event["type"] for event in history]

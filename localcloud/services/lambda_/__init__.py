@@ -28,6 +28,7 @@ from localcloud.services.lambda_ import (
     dispatch,
     event_source_mappings,
     invoke_patches,
+    lifecycle,
     mapping_patches,
     patches,
     providers,
@@ -83,6 +84,8 @@ SERVICE: Final = Service(
         "timeouts, Lambda's payload, configuration and package quotas, each with Lambda's "
         "error, versions, aliases and layers",
     ),
+    on_start=lifecycle.forget_earlier_account,
+    on_stop=lifecycle.stopped_with_the_account,
 )
 
 __all__ = [

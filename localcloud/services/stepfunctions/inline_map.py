@@ -6,20 +6,20 @@ server. Step Functions runs an inline Map's iterations "up to 40 concurrent iter
 (Step Functions Developer Guide, "Using Map state in Inline mode"): ``MaxConcurrency`` 0
 means as many as that allows, and a larger ``MaxConcurrency`` gets no more.
 
-Each Map state's run has a pool of its own (``concurrent.futures.ThreadPoolExecutor``,
-:func:`workers` threads): the iterations of nested Maps run in their own pools, as each
-inline Map on AWS has its own 40, and an outer iteration waiting for its inner Map holds
-no thread an inner iteration needs. moto's workers take the items one after another from
-the run's job pool, as before; the pool is shut down without waiting once every item has
-ended (a worker still finishing an item after another one failed the Map ends on its own).
-An iteration aborted by StopExecution fails the Map in a form it can read
-(:func:`well_formed`). A Distributed Map keeps moto's own run.
+A Map's run has :func:`workers` workers, each taking the items one after another from the
+run's job pool, as moto's do: the Map's own thread is one of them, the others run on
+threads of the server-wide budget (:data:`.threads.WORKERS`) while it has some free. When
+it has none the Map's thread takes every item itself: iterations of nested Maps never
+multiply threads, and nothing waits for a thread (an outer iteration waiting for its
+inner Map always has a worker running it). Once every item has ended the Map goes on (a
+worker still finishing an item after another one failed the Map ends on its own). An
+iteration aborted by StopExecution fails the Map in a form it can read (:func:`well_formed`).
+A Distributed Map keeps moto's own run, its workers on the same budget (:mod:`.threads`).
 """
 
 from __future__ import annotations
 
 import copy
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, HistoryEventType
@@ -36,6 +36,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.max_concurrenc
 from moto.stepfunctions.parser.asl.eval.environment import Environment
 
 from localcloud.patches.registry import Method, Patch
+from localcloud.services.stepfunctions.threads import WORKERS, on_a_thread
 
 INLINE_CONCURRENCY: Final = 40
 """Iterations of one inline Map state that run at once, at most."""
@@ -73,22 +74,20 @@ def well_formed(failure: Exception) -> Exception:
 
 def _pooled(_original: Method) -> Method:
     def _eval_body(self: InlineIterationComponent, env: Environment) -> None:
-        """moto's inline Map run, its iterations on a pool of :func:`workers` threads."""
+        """moto's inline Map run on :func:`workers` workers: the Map's thread and as many
+        threads of :data:`.threads.WORKERS` as are free."""
         eval_input: Any = env.stack.pop()
         items: list[Any] = eval_input.input_items
         job_pool = JobPool(job_program=self._get_iteration_program(), job_inputs=items)
         count = workers(int(eval_input.max_concurrency), len(items))
         if count:
-            pool = ThreadPoolExecutor(
-                max_workers=count, thread_name_prefix=f"map {eval_input.state_name}"
-            )
-            try:
-                for _ in range(count):
-                    worker = self._create_worker(env=env, eval_input=eval_input, job_pool=job_pool)
-                    pool.submit(worker.eval)
-                job_pool.await_jobs()
-            finally:
-                pool.shutdown(wait=False)
+            name = f"map {eval_input.state_name}"
+            for _ in range(count - 1):
+                worker = self._create_worker(env=env, eval_input=eval_input, job_pool=job_pool)
+                if not on_a_thread(WORKERS, worker.eval, name):
+                    break  # none free: this thread takes the items the others would have
+            self._create_worker(env=env, eval_input=eval_input, job_pool=job_pool).eval()
+            job_pool.await_jobs()
         failure = job_pool.get_worker_exception()
         if failure is not None:
             raise well_formed(failure)
@@ -103,7 +102,8 @@ PATCHES: Final = (
         "_eval_body",
         ("self", "env"),
         _pooled,
-        "an inline Map runs at most 40 iterations at once, on a pool of its own",
+        "an inline Map runs at most 40 iterations at once, on its own thread and the "
+        "server's interpreter threads",
     ),
 )
 

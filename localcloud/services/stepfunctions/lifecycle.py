@@ -45,4 +45,13 @@ def stop_running(cause: str = STOPPED_CAUSE) -> list[str]:
     return stopped
 
 
-__all__ = ["STOPPED_CAUSE", "stop_running"]
+def stopped_with_the_account() -> list[str]:
+    """Stop every running execution (:func:`stop_running`); a line for each, for the
+    terminal (the service's ``on_stop``)."""
+    return [
+        f"[states] execution {arn.split(':', 6)[-1]} stopped with the local cloud"
+        for arn in stop_running()
+    ]
+
+
+__all__ = ["STOPPED_CAUSE", "stop_running", "stopped_with_the_account"]

@@ -51,6 +51,7 @@ from localcloud.services.stepfunctions.quotas import input_violation, validation
 from localcloud.services.stepfunctions.refusals import check_execution_input
 from localcloud.services.stepfunctions.reports import report_end
 from localcloud.services.stepfunctions.status_events import status_changed
+from localcloud.services.stepfunctions.threads import execution_slot
 
 NAME_MAX_LENGTH = 80
 """StartExecution ``name``: shape ``Name``, length 1-80 (API reference, botocore model)."""
@@ -119,7 +120,8 @@ def _checked_start_execution(original: Method) -> Method:
             # would name it "None", and a second one would collide with it.
             name = str(uuid.uuid4())
         check_start_execution(name, args[0] if args else kwargs.get("execution_input"))
-        return original(self, state_machine_arn, name, *args, **kwargs)
+        with execution_slot():  # ExecutionLimitExceeded past the running executions' quota
+            return original(self, state_machine_arn, name, *args, **kwargs)
 
     return start_execution
 
@@ -296,7 +298,8 @@ PATCHES: Final = (
         "start_execution",
         ("self", "state_machine_arn", "name", "execution_input"),
         _checked_start_execution,
-        "StartExecution must refuse the names and input AWS refuses (the interpreter's backend)",
+        "StartExecution must refuse the names and input AWS refuses (the interpreter's "
+        "backend), and executions past the 1,000 running ones",
     ),
     Patch(
         StepFunctionResponse,
