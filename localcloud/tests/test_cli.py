@@ -12,25 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from localcloud import cli
 from localcloud.account import LocalCloud
-from localcloud.tests.support.aws import free_port
+from localcloud.tests.support.aws import free_port, served_client
 from localcloud.tests.support.cloud import started
 from localcloud.tests.support.paths import JOBS_APP
 from localcloud.tests.support.processes import python_module
 
 
 def client(service: str, port: int) -> Any:
-    return boto3.client(
-        service,  # type: ignore[call-overload]
-        endpoint_url=f"http://127.0.0.1:{port}",
-        region_name="us-east-1",
-        aws_access_key_id="localcloud",
-        aws_secret_access_key="localcloud",
-    )
+    return served_client(service, port)
 
 
 @pytest.mark.slow  # seconds: the quick loop leaves it to make test

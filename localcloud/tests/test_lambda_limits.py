@@ -12,10 +12,8 @@ API reference (Invoke, CreateFunction), LocalStack's AWS-validated snapshots
 
 from __future__ import annotations
 
-import io
 import json
 import uuid
-import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +21,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from localcloud.account import LocalCloud
+from localcloud.tests.support.aws import handler_zip
 from localcloud.tests.support.cloud import started
 
 ROLE = "arn:aws:iam::123456789012:role/limits"
@@ -37,13 +36,6 @@ def cloud() -> Iterator[LocalCloud]:
         yield running
 
 
-def package(source: str) -> bytes:
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("app.py", source)
-    return archive.getvalue()
-
-
 def create(cloud: LocalCloud, source: str = ECHO, **configuration: Any) -> str:
     name = f"limits-{uuid.uuid4().hex[:8]}"
     cloud.client("lambda").create_function(
@@ -51,7 +43,7 @@ def create(cloud: LocalCloud, source: str = ECHO, **configuration: Any) -> str:
         Runtime="python3.13",
         Role=ROLE,
         Handler="app.handler",
-        Code={"ZipFile": package(source)},
+        Code={"ZipFile": handler_zip(source)},
         **configuration,
     )
     return name

@@ -12,10 +12,8 @@ function prints (the function's own process is not traced).
 from __future__ import annotations
 
 import base64
-import io
 import json
 import tracemalloc
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
+from localcloud.tests.support.aws import handler_zip
 from localcloud.tests.support.cloud import started
 
 MIB = 1_048_576
@@ -65,16 +64,13 @@ def cloud() -> Iterator[LocalCloud]:
 
 
 def create(cloud: LocalCloud, name: str, source: str) -> None:
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("app.py", source)
     cloud.client("logs").create_log_group(logGroupName=f"/aws/lambda/{name}")
     cloud.client("lambda").create_function(
         FunctionName=name,
         Runtime="python3.13",
         Role="arn:aws:iam::123456789012:role/printer",
         Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
+        Code={"ZipFile": handler_zip(source)},
         Timeout=60,
     )
 

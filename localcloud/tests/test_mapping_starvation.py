@@ -13,10 +13,8 @@ environments start cheaply).
 
 from __future__ import annotations
 
-import io
 import json
 import time
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import pytest
 
 from localcloud.account import LocalCloud
+from localcloud.tests.support.aws import handler_zip
 from localcloud.tests.support.cloud import started
 
 BUSY_MAPPINGS = 17
@@ -79,15 +78,12 @@ def finished(cloud: LocalCloud, name: str) -> int:
 
 
 def create(cloud: LocalCloud, name: str, source: str, variables: dict[str, str]) -> None:
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("app.py", source)
     cloud.client("lambda").create_function(
         FunctionName=name,
         Runtime="python3.13",
         Role=ROLE,
         Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
+        Code={"ZipFile": handler_zip(source)},
         Timeout=120,
         Environment={"Variables": variables},
     )

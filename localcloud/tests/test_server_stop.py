@@ -13,23 +13,20 @@ One server, started as a user starts it, made busy through the AWS APIs, then se
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
 import subprocess
 import threading
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.config import Config
 
-from localcloud.tests.support.aws import free_port
+from localcloud.tests.support.aws import free_port, handler_zip, served_client
 from localcloud.tests.support.processes import Running, python_module
 
 pytestmark = pytest.mark.slow  # a server process: seconds
@@ -53,23 +50,9 @@ def clients(port: int) -> Callable[[str], Any]:
     config = Config(retries={"total_max_attempts": 1}, read_timeout=900)
 
     def client(service: str) -> Any:
-        return boto3.client(
-            service,  # type: ignore[call-overload]
-            endpoint_url=f"http://127.0.0.1:{port}",
-            region_name="us-east-1",
-            aws_access_key_id="localcloud",
-            aws_secret_access_key="localcloud",
-            config=config,
-        )
+        return served_client(service, port, config)
 
     return client
-
-
-def package(source: str) -> bytes:
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as zipped:
-        zipped.writestr("app.py", source)
-    return archive.getvalue()
 
 
 def until(probe: Callable[[], bool], what: str, guard_s: float = 60) -> None:
@@ -122,7 +105,7 @@ def make_busy(client: Callable[[str], Any]) -> None:
         Runtime="python3.13",
         Role=role_arn,
         Handler="app.handler",
-        Code={"ZipFile": package(BUSY)},
+        Code={"ZipFile": handler_zip(BUSY)},
         Timeout=900,
     )["FunctionArn"]
     for _ in range(2):  # callers that wait: the stop answers them with an error
