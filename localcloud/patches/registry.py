@@ -54,8 +54,8 @@ class Patch:
         if not callable(method):
             return f"{self.where} is missing (it must be defined on {self.owner!r} itself)"
         try:
-            found = tuple(inspect.signature(method).parameters)
-            made = self.make(method)
+            found = tuple(inspect.signature(_function(method)).parameters)
+            made = _function(self.make(method))
             replacement = inspect.signature(made, follow_wrapped=False).parameters.values()
         except (TypeError, ValueError):
             return f"{self.where} has no signature to check"
@@ -65,6 +65,12 @@ class Patch:
         if found != self.parameters:
             return f"{self.where} takes {found}, the patch expects {self.parameters}"
         return None
+
+
+def _function(method: Any) -> Any:
+    """The function behind a ``staticmethod`` or ``classmethod`` (a static method is
+    patched with a static method), else ``method``."""
+    return method.__func__ if isinstance(method, staticmethod | classmethod) else method
 
 
 class Registry:

@@ -8,6 +8,7 @@ EventBridge user guide; the examples are theirs, or built from their rules.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,10 @@ import boto3
 import pytest
 
 from localcloud.tests.support.aws import REGION
+
+HANG_GUARD_S = 120
+"""Seconds after which a match that never ends kills the test process (far above the
+milliseconds it takes)."""
 
 EVENT: dict[str, Any] = {
     "version": "0",
@@ -123,6 +128,10 @@ CASES: list[tuple[str, dict[str, Any], bool]] = [
     # wildcard
     ("wildcard", {"detail": {"filename": [{"wildcard": "photo.*"}]}}, True),
     ("wildcard, no", {"detail": {"filename": [{"wildcard": "*.jpg"}]}}, False),
+    ("wildcard, several", {"detail": {"source-ip": [{"wildcard": "10.*.*.1*"}]}}, True),
+    ("wildcard, in order", {"detail": {"location": [{"wildcard": "*east*us*"}]}}, False),
+    ("wildcard, escaped star", {"detail": {"filename": [{"wildcard": "photo\\*"}]}}, False),
+    ("wildcard, no star", {"detail": {"filename": [{"wildcard": "photo.PNG"}]}}, True),
     # $or
     (
         "$or, the second",
@@ -167,3 +176,21 @@ def test_the_pattern_matches_as_eventbridge_documents(
 ) -> None:
     answer = events.test_event_pattern(EventPattern=json.dumps(pattern), Event=json.dumps(EVENT))
     assert answer["Result"] is expected
+
+
+def test_a_wildcard_of_many_stars_is_matched_without_backtracking(events: Any) -> None:
+    """Issue 47: moto made each ``*`` a regular expression's ``.*``; thirteen of them against
+    a long value that fails at its end backtracked for minutes holding the interpreter lock,
+    and the whole server froze. Matched as a pattern of literals, it answers at once (a
+    backtracking matcher holds the interpreter lock, so the hang guard is faulthandler's
+    watchdog, which needs no lock and ends the process: a loud failure, never a hang)."""
+    pattern = {"detail": {"state": [{"wildcard": "*a" * 13 + "*b"}]}}
+    event = {**EVENT, "detail": {"state": "a" * 5_000}}
+    faulthandler.dump_traceback_later(HANG_GUARD_S, exit=True)
+    try:
+        answer = events.test_event_pattern(
+            EventPattern=json.dumps(pattern), Event=json.dumps(event)
+        )
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert answer["Result"] is False

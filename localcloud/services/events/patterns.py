@@ -5,7 +5,10 @@ not look into arrays of objects (``"detail": {"items": [{"sku": "a"}]}``); Event
 matches a pattern field against every value of such an array ("Arrays in Amazon
 EventBridge event patterns"). A boolean is not a number to a ``numeric`` filter.
 ``TestEventPattern`` answers nothing in moto; here it answers ``{"Result": …}`` with the
-same matcher.
+same matcher. A ``wildcard`` filter is matched in linear time (:func:`wildcard_match`):
+moto turned each ``*`` into a regular expression's ``.*``, and a pattern of 13 stars
+against a long value backtracked for minutes, holding the interpreter lock, so the whole
+server froze (issue 47).
 """
 
 from __future__ import annotations
@@ -45,6 +48,55 @@ def flatten(node: Any, prefix: str = "", result: dict[str, Any] | None = None) -
             else:
                 result[path] = value
     return result
+
+
+def _segments(pattern: str) -> list[str]:
+    """The literal text between a wildcard pattern's unescaped ``*`` (``\\*`` is a star,
+    ``\\\\`` a backslash: "Wildcard matching" in "Content filtering in Amazon
+    EventBridge event patterns")."""
+    segments, current, i = [], [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "*\\":
+            current.append(pattern[i + 1])
+            i += 2
+            continue
+        if c == "*":
+            segments.append("".join(current))
+            current = []
+        else:
+            current.append(c)
+        i += 1
+    segments.append("".join(current))
+    return segments
+
+
+def wildcard_match(item: Any, pattern: str) -> bool:
+    """Whether ``item`` (a string) matches an EventBridge ``wildcard`` pattern, each ``*``
+    any run of characters: the first literal a prefix, the last a suffix, the ones between
+    found in order, leftmost first (which is enough: a later match can only leave less
+    room), in time linear in the value's length times the pattern's."""
+    if not isinstance(item, str):
+        return False
+    segments = _segments(pattern)
+    if len(segments) == 1:
+        return item == segments[0]
+    first, *middle, last = segments
+    if len(item) < len(first) + len(last) or not item.startswith(first):
+        return False
+    if not item.endswith(last):
+        return False
+    position, end = len(first), len(item) - len(last)
+    for segment in middle:
+        found = item.find(segment, position, end)
+        if found < 0:
+            return False
+        position = found + len(segment)
+    return True
+
+
+def _wildcard(_original: Method) -> Method:
+    return staticmethod(wildcard_match)
 
 
 def _matches_event(_original: Method) -> Method:
@@ -100,6 +152,14 @@ PATCHES: Final = (
         "a numeric filter matches numbers only, not booleans",
     ),
     Patch(
+        EventPattern,
+        "_wildcard_match",
+        ("item", "pattern"),
+        _wildcard,
+        "a wildcard filter matches in linear time (moto's regular expression backtracked "
+        "for minutes on a pattern of many stars)",
+    ),
+    Patch(
         EventsHandler,
         "test_event_pattern",
         ("self",),
@@ -108,4 +168,4 @@ PATCHES: Final = (
     ),
 )
 
-__all__ = ["PATCHES", "flatten"]
+__all__ = ["PATCHES", "flatten", "wildcard_match"]
