@@ -12,7 +12,8 @@ the one way every entry point reads a template (the API's ``TemplateBody`` and
   own bound (:data:`EXPANDED_BYTES` for a template: a "billion laughs" of a few hundred
   bytes is refused in milliseconds), nesting within Python's recursion limit.
 - :data:`RESOURCES` resources at most (checked as written, and after the SAM transform by
-  the deployer), :data:`PARAMETER_VALUE_BYTES` a parameter value.
+  the deployer), :data:`PARAMETER_VALUE_BYTES` a parameter value; intrinsic functions that
+  may resolve to no more than :mod:`.expansion` allows.
 
 Each refusal is CloudFormation's ``ValidationError``, its message AWS's where AWS's is
 known ("Template format error: …", "Template may not exceed 1000000 bytes in size.").
@@ -30,6 +31,7 @@ from typing import Any, Final
 from cfnlint.decode.decode import decode_str
 
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
+from localcloud.cloudformation.expansion import resolved_bytes_problem
 
 __all__ = [
     "EXPANDED_BYTES",
@@ -199,8 +201,9 @@ def parse(text: str, limit: int = TEMPLATE_URL_BYTES) -> dict[str, Any]:
     Raises:
         TemplateRefused: over ``limit`` (:func:`check_template_size`), not YAML or JSON,
             not a mapping, a tag that is not CloudFormation's, aliases resolving past
-            cfn-lint's 250,000 values or ``limit``, nested too deeply, more
-            than :data:`RESOURCES` resources: "Template format error: …".
+            cfn-lint's 250,000 values or ``limit``, nested too deeply, intrinsic functions
+            that may resolve past :mod:`.expansion`'s bounds, more than :data:`RESOURCES`
+            resources: "Template format error: …".
     """
     check_template_size(text, limit)
     try:
@@ -217,7 +220,10 @@ def parse(text: str, limit: int = TEMPLATE_URL_BYTES) -> dict[str, Any]:
     try:
         _expanded_bytes(decoded, limit)
         body: dict[str, Any] = _plain(decoded)
+        expansion = resolved_bytes_problem(body)
     except RecursionError as exc:
         raise TemplateRefused("Template format error: the template is nested too deeply") from exc
+    if expansion is not None:
+        raise TemplateRefused(f"Template format error: {expansion}")
     check_resources(body)
     return body

@@ -135,6 +135,47 @@ def test_a_yaml_alias_bomb_is_a_format_error(cloud: LocalCloud, action: str) -> 
     assert "aliases" in message
 
 
+def _sub_bomb(sam: bool) -> str:
+    """An output whose ``Fn::Sub`` repeats the next one ten times, nine deep: 10^10
+    characters once resolved, a few hundred bytes written, no alias (the held-back attack
+    that took moto's CloudFormation and the local deployer past 1.5 GB)."""
+    value: Any = "x" * 10
+    for _ in range(9):
+        value = {"Fn::Sub": ["${V}" * 10, {"V": value}]}
+    template: dict[str, Any] = {"Resources": {"Handle": HANDLE}, "Outputs": {"O": {"Value": value}}}
+    if sam:
+        template["Transform"] = "AWS::Serverless-2016-10-31"
+    return json.dumps(template)
+
+
+def _join_bomb() -> str:
+    """``Fn::Join`` of a thousand empty strings with a thousand-character separator, nested
+    three deep: 10^12 characters once resolved."""
+    inner: Any = {"Fn::Join": ["s" * 1000, [""] * 1000]}
+    for _ in range(2):
+        inner = {"Fn::Join": [inner, [""] * 1000]}
+    return json.dumps({"Resources": {"Handle": HANDLE}, "Outputs": {"O": {"Value": inner}}})
+
+
+@pytest.mark.parametrize(
+    ("action", "body"),
+    [
+        ("CreateStack", _sub_bomb(sam=False)),
+        ("CreateChangeSet", _sub_bomb(sam=True)),
+        ("CreateStack", _join_bomb()),
+        ("GetTemplateSummary", _join_bomb()),
+    ],
+    ids=["sub, moto's stack", "sub, an application", "join, moto's stack", "join, a summary"],
+)
+def test_intrinsic_functions_that_would_resolve_to_gigabytes_are_a_format_error(
+    cloud: LocalCloud, action: str, body: str
+) -> None:
+    message = _refusal(lambda: _actions(cloud)[action](body))
+
+    assert message.startswith("Template format error: Outputs.O.Value may resolve to ")
+    assert "more than the 4,000,000 the local cloud resolves" in message
+
+
 def test_a_template_nested_past_the_parsers_depth_is_a_format_error(cloud: LocalCloud) -> None:
     body = '{"Resources": {}, "Deep": ' + "[" * 5000 + "]" * 5000 + "}"
     cfn = cloud.client("cloudformation")
