@@ -17,6 +17,8 @@ decides again), and refuses, in this order:
                        ``localhost`` and its subdomains, the bound address, each with the
                        server's port; more with ``--allow-host``): HTTP 403. DNS
                        rebinding sends the attacker's name, which is never on the list.
+two lengths            a request with both ``Content-Length`` and ``Transfer-Encoding``:
+                       HTTP 400 (RFC 9112, section 6.1).
 ambiguous path         a path that two servers would route differently (an encoded
                        slash, ``//``, a dot segment …), when the guard would serve it
                        without a signature (an API's route, the view, a presigned
@@ -232,6 +234,16 @@ class Guard:
         refusal = self._host_refusal(host)
         if refusal is not None:
             return refusal(environ, start_response)
+        if request.headers.get("Transfer-Encoding") and request.headers.get("Content-Length"):
+            # Two lengths for one body: servers disagree on which holds (RFC 9112, section
+            # 6.1: "A server MAY reject a request that contains both"), which is how a
+            # body bigger than its declared length slipped past the API's quota.
+            return self._refuse(
+                "framing",
+                str(request.headers.get("Content-Length")),
+                400,
+                "a request with both Content-Length and Transfer-Encoding is refused: send one",
+            )(environ, start_response)
         path = decided_path(environ)
         destination = self.destination(str(host), path)
         unsigned = not request.headers.get("Authorization", "").startswith(SIGNATURE_SCHEMES)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -447,6 +448,21 @@ def test_a_body_over_api_gateways_10_mb_quota_is_refused_before_it_is_read(
     finally:
         connection.close()
     assert (status, json.loads(body)) == (413, {"message": "Request Too Long"})
+
+
+def test_a_body_with_two_lengths_is_refused_before_it_is_read(cloud: LocalCloud) -> None:
+    """Found by the held-back attacks: chunks behind a ``Content-Length: 5`` passed the
+    quota's check on the declared length, and werkzeug then read all 200 MB of chunks
+    (RFC 9112, section 6.1: a server may refuse a request with both)."""
+    path = urllib.parse.urlsplit(f"{cloud.outputs['ImplicitUrl']}/items").path
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{cloud.server_port}\r\n"
+        "Content-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", cloud.server_port), timeout=30) as connection:
+        connection.sendall(head.encode() + b"5\r\nhello\r\n")  # more chunks would follow
+        answer = connection.makefile("rb").readline()
+    assert answer.startswith(b"HTTP/1.1 400")
 
 
 def test_a_chunked_body_over_the_quota_is_cut_off_at_it(cloud: LocalCloud) -> None:

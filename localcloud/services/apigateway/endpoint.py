@@ -97,10 +97,10 @@ def _bounded_body(environ: dict[str, Any]) -> bool:
     handed on as if its length had been declared. A declared length over the limit is
     refused unread."""
     declared = environ.get("CONTENT_LENGTH")
-    if declared:
-        return int(declared) <= PAYLOAD_LIMIT if declared.isdigit() else False
     if "wsgi.input_terminated" not in environ:
-        return True  # no length and no chunks: no body (werkzeug reads none either)
+        if not declared:
+            return True  # no length and no chunks: no body (werkzeug reads none either)
+        return int(declared) <= PAYLOAD_LIMIT if declared.isdigit() else False
     stream, parts, size = environ["wsgi.input"], [], 0
     while size <= PAYLOAD_LIMIT:
         part = stream.read(min(64 * 1024, PAYLOAD_LIMIT + 1 - size))
