@@ -48,7 +48,7 @@ from typing import Any, Final
 from localcloud.cloudformation import api as cloudformation_api
 from localcloud.cloudformation import api_templates as cloudformation_templates
 from localcloud.cloudformation.provider import Provider
-from localcloud.patches import activity, botocore, yaml_documents
+from localcloud.patches import activity, botocore, globs, yaml_documents
 from localcloud.patches.registry import Patch, PatchMismatch, Registry
 from localcloud.services import (
     apigateway,
@@ -91,11 +91,12 @@ CORE_PATCHES: Final = (
     *botocore.PATCHES,
     *activity.PATCHES,
     *yaml_documents.PATCHES,
+    *globs.PATCHES,
 )
 """The patches of no one service: the CloudFormation API (application change sets, the
 engine's), the hook around moto's answer to every request, the count of changing
-requests the live view's watcher waits for, and the bound on every YAML document's
-aliases."""
+requests the live view's watcher waits for, the bound on every YAML document's
+aliases, and EC2's filter wildcards matched as wildcards."""
 
 _ADDED: list[Service] = []
 _LOCK = threading.RLock()

@@ -1,4 +1,4 @@
-"""moto's SQS, refusing what AWS refuses in a message.
+"""moto's SQS, refusing what AWS refuses in a message, and listing queues by prefix.
 
 ``SendMessage`` / ``SendMessageBatch`` -- moto stores any body. AWS allows only ``#x9 |
 #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF`` and otherwise "rejects the
@@ -7,6 +7,12 @@ references); a ``String`` message attribute value "has the same restrictions on 
 content as the message body" (``MessageAttributeValue`` reference). In a batch, results
 are "reported individually": the bad entry is in ``Failed`` with code
 ``InvalidMessageContents`` and the others are sent.
+
+``ListQueues`` -- moto compiled ``QueueNamePrefix`` as a regular expression, so
+``(a+)+b`` backtracked holding the interpreter lock and froze the whole server (issue 47's
+held-back attacks); it is a prefix, "a string to use for filtering the list results. Only
+those queues whose name begins with the specified string are returned" (ListQueues API
+reference).
 """
 
 from __future__ import annotations
@@ -144,6 +150,14 @@ def _checked_send_message_batch(original: Method) -> Method:
     return send_message_batch
 
 
+def _listed_by_prefix(_original: Method) -> Method:
+    def list_queues(self: SQSBackend, queue_name_prefix: str) -> list[Any]:
+        prefix = queue_name_prefix or ""
+        return [queue for name, queue in self.queues.items() if name.startswith(prefix)]
+
+    return list_queues
+
+
 # --- install ----------------------------------------------------------------------------
 
 
@@ -161,5 +175,13 @@ PATCHES: Final = (
         ("self", "queue_name", "entries"),
         _checked_send_message_batch,
         "SendMessageBatch must refuse, entry by entry, the characters SQS refuses",
+    ),
+    Patch(
+        SQSBackend,
+        "list_queues",
+        ("self", "queue_name_prefix"),
+        _listed_by_prefix,
+        "ListQueues' QueueNamePrefix is a prefix (moto compiled it as a regular expression, "
+        "which could freeze the server)",
     ),
 )
