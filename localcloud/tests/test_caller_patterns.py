@@ -3,7 +3,8 @@ regular expression (issue 47's held-back attacks: moto compiled each of these in
 and ``(a+)+b`` backtracked holding the interpreter lock, freezing the whole server):
 
 - ``ListQueues`` lists the queues whose names begin with ``QueueNamePrefix`` (the
-  ListQueues API reference), a prefix and nothing more;
+  ListQueues API reference), a prefix and nothing more; ``ListRules``' ``NamePrefix`` the
+  same;
 - an EC2 filter value's ``*`` matches zero or more characters and ``?`` zero or one ("Filter",
   EC2 API reference); every other character is itself.
 
@@ -120,3 +121,42 @@ def test_an_ec2_filter_that_reads_as_a_catastrophic_expression_matches_nothing_a
     finally:
         faulthandler.cancel_dump_traceback_later()
     assert found == []
+
+
+@pytest.fixture(scope="module")
+def events() -> Iterator[Any]:
+    from moto import mock_aws
+
+    from localcloud import services
+
+    with mock_aws():
+        services.install()
+        try:
+            client = boto3.client("events", region_name=REGION)
+            for name in ("orders-placed", "orders.shipped", "refunds", "a" * 40):
+                client.put_rule(Name=name, EventPattern='{"source": ["shop"]}')
+            yield client
+        finally:
+            services.uninstall()
+
+
+@pytest.mark.parametrize(
+    ("prefix", "listed"),
+    [("orders", ["orders-placed", "orders.shipped"]), ("orders.", ["orders.shipped"]), ("o.", [])],
+)
+def test_list_rules_takes_its_name_prefix_as_a_prefix(
+    events: Any, prefix: str, listed: list[str]
+) -> None:
+    answer = events.list_rules(NamePrefix=prefix)
+    assert sorted(rule["Name"] for rule in answer["Rules"]) == listed
+
+
+def test_a_rule_name_prefix_that_reads_as_a_catastrophic_expression_lists_nothing_at_once(
+    events: Any,
+) -> None:
+    faulthandler.dump_traceback_later(HANG_GUARD_S, exit=True)
+    try:
+        answer = events.list_rules(NamePrefix="(a+)+b" + "a" * 30)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert answer["Rules"] == []

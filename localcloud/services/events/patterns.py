@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from moto.events.models import EventPattern
+from moto.events.models import EventPattern, EventsBackend
 from moto.events.responses import EventsHandler
+from moto.events.utils import PAGINATION_MODEL
+from moto.utilities.paginator import paginate
 
 from localcloud.patches.registry import Method, Patch
 
@@ -99,6 +101,17 @@ def _wildcard(_original: Method) -> Method:
     return staticmethod(wildcard_match)
 
 
+def _rules_by_prefix(_original: Method) -> Method:
+    @paginate(pagination_model=PAGINATION_MODEL)
+    def list_rules(
+        self: EventsBackend, prefix: str | None = None, event_bus_arn: str | None = None
+    ) -> list[Any]:
+        bus = self._get_event_bus(self._normalize_event_bus_arn(event_bus_arn))
+        return [rule for name, rule in bus.rules.items() if name.startswith(prefix or "")]
+
+    return list_rules
+
+
 def _matches_event(_original: Method) -> Method:
     def matches_event(self: EventPattern, event: Any) -> bool:
         pattern = self.get_pattern()
@@ -158,6 +171,14 @@ PATCHES: Final = (
         _wildcard,
         "a wildcard filter matches in linear time (moto's regular expression backtracked "
         "for minutes on a pattern of many stars)",
+    ),
+    Patch(
+        EventsBackend,
+        "list_rules",
+        ("self", "prefix", "event_bus_arn"),
+        _rules_by_prefix,
+        "ListRules' NamePrefix is a prefix (moto compiled it into a regular expression, "
+        "which could freeze the server)",
     ),
     Patch(
         EventsHandler,
