@@ -49,7 +49,8 @@ from localcloud.cloudformation.template import Template
 from localcloud.patches import activity
 from localcloud.server import view as view_module
 from localcloud.server.app import LocalServer, free_port
-from localcloud.server.guard import Policy, PublicRoutes
+from localcloud.server.guard import PublicRoutes
+from localcloud.server.policy import Policy
 from localcloud.services import lambda_ as lambda_runtime
 from localcloud.services.apigateway import endpoint as api_endpoint
 from localcloud.services.apigateway import invoke as api_invoke
@@ -79,7 +80,12 @@ FAKE_CREDENTIALS = {
 
 
 API_ROUTES = PublicRoutes(
-    origin=api_endpoint.is_origin, route=api_endpoint.is_route, app=api_endpoint.answer
+    origin=api_endpoint.is_origin,
+    route=api_endpoint.is_route,
+    app=api_endpoint.answer,
+    body_limit=api_endpoint.PAYLOAD_LIMIT,
+    too_large=api_endpoint.too_large,
+    throttled=api_endpoint.throttled,
 )
 """An API's stages, public and unsigned as on AWS, on the API's own origin and at the
 path-style URL (:mod:`localcloud.services.apigateway.endpoint`)."""

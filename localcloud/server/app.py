@@ -18,15 +18,56 @@ from moto.moto_server.werkzeug_app import (
     MotoRequestHandler,
     create_backend_app,
 )
-from werkzeug.serving import make_server
+from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wsgi import ClosingIterator
 
-from localcloud.server.guard import Guard, Policy, PublicRoutes
+from localcloud.server.guard import Guard, PublicRoutes
 from localcloud.server.hooks import Hooked
+from localcloud.server.policy import Policy
 from localcloud.text import say
 
 ANSWER_WAIT_S = 2.0
 """How long stopping waits for the answers in flight to be written (seconds)."""
+CONNECTIONS = 512
+"""Connections served at once (a thread each); one more is closed at once. Far above what
+a machine's functions, SDKs and browser open (each SDK client pools at most 10)."""
+SOCKET_IDLE_S = 30.0
+"""How long a connection may send nothing (its request line, a header, a body, the next
+request of a kept-alive connection) before it is closed (seconds)."""
+
+
+class _Handler(MotoRequestHandler):
+    """moto's request handler, with :data:`SOCKET_IDLE_S` on every read and write of its
+    socket (``StreamRequestHandler.timeout``): a client that opens a connection and
+    sends nothing holds a thread for no longer."""
+
+    timeout = SOCKET_IDLE_S
+
+
+class _BoundedServer(ThreadedWSGIServer):
+    """werkzeug's threaded server, serving at most :data:`CONNECTIONS` connections at once:
+    1,500 connections sending their headers slowly held 1,500 threads, and kept them
+    (issue 47's held-back attacks)."""
+
+    def __init__(self, host: str, port: int, app: Any) -> None:
+        super().__init__(host, port, app, _Handler)
+        self._slots = threading.BoundedSemaphore(CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # refused: no thread for it
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -103,9 +144,7 @@ class LocalServer(ThreadedMotoServer):
             )
         )
         try:
-            self._server = make_server(
-                self._ip_address, self._port, app, True, request_handler=MotoRequestHandler
-            )
+            self._server = _BoundedServer(self._ip_address, self._port, app)
         except OSError as exc:  # address in use, or not ours: raised by start()
             self._failure = exc
             self._server_ready_event.set()

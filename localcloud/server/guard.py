@@ -66,19 +66,23 @@ they are sandboxed as the AWS answers are.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
 from werkzeug.wrappers import Request, Response
+from werkzeug.wsgi import ClosingIterator
 
+from localcloud.server.bodies import InFlight, body_limit, read_bounded
+from localcloud.server.policy import Policy
 from localcloud.server.request_path import ambiguity, decided_path
 from localcloud.server.signature import (
     SIGNATURE_SCHEMES,
+    aws_error,
     signature_refusal,
     signed,
+    signing_service,
     unsigned_refusal,
 )
 from localcloud.text import printable
@@ -87,7 +91,6 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 VIEW_PREFIX: Final = "/_localcloud"
 MOTO_API_PREFIX: Final = "/moto-api"
-LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 CORS_METHODS: Final = "GET, HEAD, POST, PUT, DELETE, PATCH"
 FOREIGN_SITES: Final = ("cross-site", "same-site")
 """``Sec-Fetch-Site`` values of a request another origin's page made (another port of
@@ -116,83 +119,17 @@ class PublicRoutes:
 
     ``origin(host)`` says whether a ``Host`` is an API's own origin (every path of it is
     that API's); ``route(path)`` whether a path is an API's route on the control plane's
-    origin.
+    origin; ``body_limit`` is the most a request's body may hold (bytes), ``too_large``
+    and ``throttled`` the APIs' answers to one over it and to one past what the server
+    holds at once (:mod:`~localcloud.server.bodies`).
     """
 
     origin: Callable[[str], bool]
     route: Callable[[str], bool]
     app: WSGIApp
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Who may talk to the server.
-
-    Args:
-        port: the port the server listens on; every allowed ``Host`` carries it.
-        hosts: host names (lower case, IPv6 in brackets) the server answers for, each
-            optionally ``name:port`` for a name reached through another port.
-        origins: origins (``scheme://host[:port]``) allowed to call cross-origin.
-    """
-
-    port: int
-    hosts: frozenset[str]
-    origins: frozenset[str] = frozenset()
-    _reported: set[str] = field(default_factory=set, compare=False, repr=False)
-
-    @classmethod
-    def for_server(
-        cls,
-        bound: str,
-        port: int,
-        *,
-        allow_hosts: Iterable[str] = (),
-        allow_origins: Iterable[str] = (),
-    ) -> Policy:
-        """The default policy of a server bound to ``bound:port``, widened by the user.
-
-        Raises:
-            ValueError: an ``--allow-origin`` that is not ``scheme://host[:port]``.
-        """
-        bound_name = f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound
-        hosts = {*LOOPBACK_NAMES, bound_name.lower(), *(h.strip().lower() for h in allow_hosts)}
-        origins = set()
-        for origin in allow_origins:
-            normalised = origin.strip().rstrip("/").lower()
-            if not re.fullmatch(r"https?://[^/\s]+", normalised):
-                raise ValueError(
-                    f"--allow-origin {origin!r}: an origin is scheme://host[:port], "
-                    "for example http://localhost:3000"
-                )
-            origins.add(normalised)
-        return cls(port=port, hosts=frozenset(hosts), origins=frozenset(origins))
-
-    def allowed_hosts(self) -> list[str]:
-        """Every ``Host`` value accepted, as the server prints them."""
-        shown = [h if _has_port(h) else f"{h}:{self.port}" for h in sorted(self.hosts)]
-        return [*shown, f"*.localhost:{self.port}"]
-
-    def host_allowed(self, host: str | None) -> bool:
-        """Whether a ``Host`` header names this server (a name of :attr:`hosts`, or a
-        subdomain of ``localhost``, which browsers resolve to loopback and never ask
-        DNS for: S3's virtual-hosted style, ``bucket.localhost:5000``)."""
-        if not host:
-            return False
-        host = host.strip().lower()
-        if host in self.hosts:  # an --allow-host given with its own port
-            return _has_port(host)
-        name, separator, port = host.rpartition(":")
-        if not separator or port != str(self.port) or _has_port(name):
-            return False
-        return name in self.hosts or name.endswith(".localhost")
-
-    def own_origin(self, origin: str, host: str | None) -> bool:
-        """Whether ``origin`` is this server as the request reached it (same-origin)."""
-        return bool(host) and origin.lower() == f"http://{str(host).lower()}"
-
-
-def _has_port(host: str) -> bool:
-    return bool(re.search(r":\d+$", host)) and not host.endswith("]")
+    body_limit: int = 10 * 1024 * 1024
+    too_large: Callable[[], Response] = lambda: Response("Request Too Long\n", 413)
+    throttled: Callable[[], Response] = lambda: Response("Too Many Requests\n", 429)
 
 
 class Guard:
@@ -214,6 +151,8 @@ class Guard:
         self.report = report
         self.view = view
         self.public = public
+        self.in_flight = InFlight()
+        """The bodies the server holds now (:mod:`~localcloud.server.bodies`)."""
 
     def destination(self, host: str, path: str) -> Destination:
         """Where a request for ``path`` (the decided path, :func:`~localcloud.server.
@@ -259,11 +198,67 @@ class Guard:
                     f"the path {path!r} is ambiguous ({why}): servers route it differently, "
                     "so the local cloud does not; send it without",
                 )(environ, start_response)
-        if destination in (Destination.API_ORIGIN, Destination.API_ROUTE):
-            return self._public_route(destination, environ, start_response)
-        refusal, cross_origin = self._check(request, destination, path)
+        public = destination in (Destination.API_ORIGIN, Destination.API_ROUTE)
+        refusal, cross_origin = (None, False) if public else self._check(request, destination, path)
         if refusal is not None:
             return refusal(environ, start_response)
+        held = self._hold_body(request, destination, environ)
+        if isinstance(held, Response):
+            return held(environ, start_response)
+        try:
+            answer = self._answer(request, destination, cross_origin, environ, start_response)
+        except BaseException:
+            self.in_flight.give(held)
+            raise
+        return ClosingIterator(answer, [lambda: self.in_flight.give(held)])
+
+    def _hold_body(
+        self, request: Request, destination: Destination, environ: dict[str, Any]
+    ) -> int | Response:
+        """The bytes of the request's body, now held (:mod:`~localcloud.server.bodies`),
+        or the answer to a body over its destination's bound (413) or past what the server
+        holds at once (429). Read by no one yet, except a chunked one, read here."""
+        public = destination in (Destination.API_ORIGIN, Destination.API_ROUTE)
+        if public:
+            assert self.public is not None
+            limit: int | None = self.public.body_limit
+        else:
+            limit = body_limit(signing_service(str(request.headers.get("Authorization", ""))))
+        if limit is None:
+            return 0  # S3's objects: what the account stores
+        size = read_bounded(environ, limit)
+        if size is None:
+            self._note("too large", request.method, f"a request body over {limit:,} bytes: 413")
+            if public:
+                assert self.public is not None
+                return self.public.too_large()
+            return aws_error(
+                request,
+                413,
+                "RequestEntityTooLargeException",
+                "RequestEntityTooLarge",
+                f"Request must be smaller than {limit} bytes",
+            )
+        if not self.in_flight.take(size):
+            self._note("in flight", request.method, "request bodies past what it holds: 429")
+            if public:
+                assert self.public is not None
+                return self.public.throttled()
+            return aws_error(request, 429, "ThrottlingException", "Throttling", "Rate exceeded")
+        return size
+
+    def _answer(
+        self,
+        request: Request,
+        destination: Destination,
+        cross_origin: bool,
+        environ: dict[str, Any],
+        start_response: Callable[..., Any],
+    ) -> Any:
+        """The answer of the app ``destination`` names, its headers as the guard sets them."""
+        path = decided_path(environ)
+        if destination in (Destination.API_ORIGIN, Destination.API_ROUTE):
+            return self._public_route(destination, environ, start_response)
         if cross_origin and request.method == "OPTIONS":
             return self._preflight(request)(environ, start_response)
         view = destination is Destination.VIEW

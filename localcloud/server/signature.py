@@ -73,6 +73,27 @@ def signed(request: Request) -> bool:
     return len(segments) >= (1 if virtual_hosted else 2)
 
 
+def authorization_parts(authorization: str) -> dict[str, str] | None:
+    """A SigV4 (or SigV4a) ``Authorization`` header's parts by name (``Credential``,
+    ``SignedHeaders``, ``Signature``), or ``None`` for another scheme."""
+    scheme, _, rest = authorization.partition(" ")
+    if scheme not in (SIGV4, SIGV4A):
+        return None
+    return dict(
+        (key.strip(), value.strip())
+        for key, sep, value in (p.partition("=") for p in rest.split(","))
+        if sep
+    )
+
+
+def signing_service(authorization: str) -> str | None:
+    """The service a SigV4 ``Authorization`` header's credential scope names
+    (``…/<service>/aws4_request``), or ``None``."""
+    parts = authorization_parts(authorization)
+    scope = (parts or {}).get("Credential", "").split("/")
+    return scope[-2] if len(scope) >= 3 else None
+
+
 def signature_refusal(request: Request) -> Response | None:
     """AWS's answer to a signed request whose ``Authorization`` header is malformed, or
     ``None`` when its shape is right (its signature is not checked).
@@ -94,14 +115,10 @@ def signature_refusal(request: Request) -> Response | None:
     ===========================================  ============================================
     """
     authorization = str(request.headers.get("Authorization", ""))
-    scheme, _, rest = authorization.partition(" ")
-    if scheme not in (SIGV4, SIGV4A):
+    scheme = authorization.partition(" ")[0]
+    parts = authorization_parts(authorization)
+    if parts is None:
         return None
-    parts = dict(
-        (key.strip(), value.strip())
-        for key, sep, value in (p.partition("=") for p in rest.split(","))
-        if sep
-    )
     missing = [part for part in REQUIRED_PARTS if not parts.get(part)]
     if missing:
         said = " ".join(f"Authorization header requires '{part}' parameter." for part in missing)

@@ -10,7 +10,8 @@ import pytest
 from werkzeug.test import Client
 from werkzeug.wrappers import Response
 
-from localcloud.server.guard import Guard, Policy
+from localcloud.server.guard import Guard
+from localcloud.server.policy import Policy
 
 PORT = 5099
 HOST = f"127.0.0.1:{PORT}"

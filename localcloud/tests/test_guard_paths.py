@@ -15,7 +15,8 @@ import pytest
 from werkzeug.test import Client
 from werkzeug.wrappers import Response
 
-from localcloud.server.guard import Destination, Guard, Policy, PublicRoutes
+from localcloud.server.guard import Destination, Guard, PublicRoutes
+from localcloud.server.policy import Policy
 from localcloud.server.request_path import ambiguity
 
 PORT = 5099

@@ -16,15 +16,16 @@ interception. Locally it is reached two ways:
   systems' resolvers do not, hence the path-style form too.
 
 A request body over API Gateway's 10 MB payload quota ("Amazon API Gateway quotas") is
-refused before it is read: 413, ``{"message":"Request Too Long"}`` (the gateway response
-``REQUEST_TOO_LARGE``, "Gateway response types for API Gateway"). werkzeug's
+refused before it is read, by the guard (:mod:`localcloud.server.bodies`), with API
+Gateway's answer: 413, ``{"message":"Request Too Long"}`` (the gateway response
+``REQUEST_TOO_LARGE``, "Gateway response types for API Gateway"); one past what the
+server holds at once is throttled (429 ``{"message":"Too Many Requests"}``). werkzeug's
 ``max_content_length`` is not used for it: on a chunked body werkzeug's ``LimitedStream``
 stops reading at the limit without an error, so the body would arrive cut short.
 """
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -36,7 +37,16 @@ from localcloud.server.request_path import decided_path
 from localcloud.services.apigateway.formats import message
 from localcloud.services.apigateway.invoke import DEFAULT, ROUTE, find, handle
 
-__all__ = ["ORIGIN", "PAYLOAD_LIMIT", "answer", "is_origin", "is_route", "origin_url"]
+__all__ = [
+    "ORIGIN",
+    "PAYLOAD_LIMIT",
+    "answer",
+    "is_origin",
+    "is_route",
+    "origin_url",
+    "throttled",
+    "too_large",
+]
 
 ORIGIN: Final = re.compile(r"^([a-z0-9]+)\.execute-api\.localhost(?::\d+)?$")
 """The ``Host`` of an API's own origin: ``{api-id}.execute-api.localhost[:port]``."""
@@ -69,8 +79,6 @@ def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
     same ``PATH_INFO`` (:func:`~localcloud.server.request_path.decided_path`). A browser
     navigating to a path-style route of an API that exists is redirected (307) to the
     API's origin; any other id is never put in a ``Location``."""
-    if not _bounded_body(environ):
-        return _too_large()(environ, start_response)
     request = Request(environ)
     path = decided_path(environ)
     host = str(request.headers.get("Host", "")).lower()
@@ -91,35 +99,18 @@ def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
     return handle(request, api_id, stage_name, rest_path)(environ, start_response)
 
 
-def _bounded_body(environ: dict[str, Any]) -> bool:
-    """Whether the request's body is within :data:`PAYLOAD_LIMIT`; if it is, a body sent
-    in chunks (no ``Content-Length``) is read here, at most one byte past the limit, and
-    handed on as if its length had been declared. A declared length over the limit is
-    refused unread."""
-    declared = environ.get("CONTENT_LENGTH")
-    if "wsgi.input_terminated" not in environ:
-        if not declared:
-            return True  # no length and no chunks: no body (werkzeug reads none either)
-        return int(declared) <= PAYLOAD_LIMIT if declared.isdigit() else False
-    stream, parts, size = environ["wsgi.input"], [], 0
-    while size <= PAYLOAD_LIMIT:
-        part = stream.read(min(64 * 1024, PAYLOAD_LIMIT + 1 - size))
-        if not part:
-            break
-        parts.append(part)
-        size += len(part)
-    if size > PAYLOAD_LIMIT:
-        return False
-    environ["wsgi.input"] = io.BytesIO(b"".join(parts))
-    environ["CONTENT_LENGTH"] = str(size)
-    del environ["wsgi.input_terminated"]
-    return True
-
-
-def _too_large() -> Response:
+def too_large() -> Response:
+    """API Gateway's answer to a body over :data:`PAYLOAD_LIMIT` (the guard refuses it
+    unread: :mod:`localcloud.server.bodies`)."""
     answer = message(413, "Request Too Long")
     answer.headers["Connection"] = "close"  # the body was not read
     return answer
+
+
+def throttled() -> Response:
+    """API Gateway's answer to a request it throttles (429 ``Too Many Requests``): the
+    server holds as many bodies as it may (:mod:`localcloud.server.bodies`)."""
+    return message(429, "Too Many Requests")
 
 
 def _navigation(request: Request) -> bool:
