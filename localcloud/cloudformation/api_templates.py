@@ -31,6 +31,7 @@ from moto.cloudformation import responses as moto_responses
 from moto.cloudformation.exceptions import ValidationError
 from moto.cloudformation.models import ChangeSet, Stack
 from moto.cloudformation.responses import CloudFormationResponse
+from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 
 from localcloud.cloudformation.template_limits import (
@@ -145,7 +146,18 @@ def _checked_request(self: CloudFormationResponse) -> None:
 def _checked(original: Method) -> Method:
     def action(self: CloudFormationResponse) -> Any:
         _checked_request(self)
-        return original(self)
+        try:
+            return original(self)
+        except JsonRESTError as refused:
+            # moto creates a stack's resources in the call itself, and another service's
+            # refusal (Lambda's of a Timeout over 900 s) left the call with that service's
+            # JSON error in CloudFormation's XML answer, which no SDK parses. On AWS the
+            # resource fails with the handler's message; here the call does, with it.
+            raise ValidationError(
+                message=f'Resource handler returned message: "{refused.message}" '
+                f"(Error Code: {refused.error_type}, Status Code: {refused.code}, "
+                "HandlerErrorCode: InvalidRequest)"
+            ) from refused
 
     return action
 

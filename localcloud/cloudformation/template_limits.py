@@ -42,6 +42,7 @@ __all__ = [
     "TemplateRefused",
     "check_parameter_value",
     "check_resources",
+    "check_sections",
     "check_template_body",
     "check_template_size",
     "parse",
@@ -58,6 +59,11 @@ EXPANDED_BYTES: Final = TEMPLATE_URL_BYTES
 ``aws cloudformation package`` resolve them before they send it, so it must fit then."""
 RESOURCES: Final = 500
 """Resources a template declares ("Resources")."""
+SECTION_ENTRIES: Final = {"Parameters": 200, "Outputs": 200, "Mappings": 200}
+"""Parameters, outputs and mappings a template declares, at most ("Parameters", "Outputs",
+"Mappings")."""
+DESCRIPTION_BYTES: Final = 1_024
+"""A template's ``Description`` ("Template description")."""
 PARAMETER_VALUE_BYTES: Final = 4_096
 """A parameter's value ("Parameter value")."""
 
@@ -175,6 +181,36 @@ def check_resources(body: Mapping[str, Any]) -> None:
         )
 
 
+def check_sections(body: Mapping[str, Any]) -> None:
+    """Refuse a template past CloudFormation's other quotas: more than 200 parameters,
+    outputs or mappings (:data:`SECTION_ENTRIES`), a ``Description`` over 1,024 bytes, a
+    parameter's ``Default`` over :data:`PARAMETER_VALUE_BYTES`.
+
+    Raises:
+        TemplateRefused: "Template format error: Number of outputs, 201, is greater than
+            maximum allowed, 200" (the wording of AWS's for resources; AWS's own for these
+            is not on record here), and the like.
+    """
+    for section, most in SECTION_ENTRIES.items():
+        entries = body.get(section)
+        count = len(entries) if isinstance(entries, Mapping) else 0
+        if count > most:
+            raise TemplateRefused(
+                f"Template format error: Number of {section.lower()}, {count}, is greater "
+                f"than maximum allowed, {most}"
+            )
+    description = body.get("Description")
+    if isinstance(description, str) and _size(description) > DESCRIPTION_BYTES:
+        raise TemplateRefused(
+            f"Template format error: the template's Description is {_size(description)} bytes,"
+            f" more than the {DESCRIPTION_BYTES} allowed"
+        )
+    parameters = body.get("Parameters")
+    for name, spec in parameters.items() if isinstance(parameters, Mapping) else ():
+        if isinstance(spec, Mapping) and "Default" in spec:
+            check_parameter_value(str(name), str(spec["Default"]))
+
+
 def check_parameter_value(name: str, value: str) -> None:
     """Refuse a parameter value over :data:`PARAMETER_VALUE_BYTES`.
 
@@ -226,4 +262,5 @@ def parse(text: str, limit: int = TEMPLATE_URL_BYTES) -> dict[str, Any]:
     if expansion is not None:
         raise TemplateRefused(f"Template format error: {expansion}")
     check_resources(body)
+    check_sections(body)
     return body

@@ -95,6 +95,21 @@ def test_an_asynchronous_request_over_1_mb_is_refused_with_413_and_never_queued(
     assert cloud.function(name).invocations == 0
 
 
+def test_the_deprecated_invoke_async_keeps_the_asynchronous_quota(cloud: LocalCloud) -> None:
+    """Found by the held-back attacks: InvokeAsync ran a 2 MB payload."""
+    name = create(cloud)
+
+    with pytest.raises(ClientError) as raised:
+        cloud.client("lambda").invoke_async(FunctionName=name, InvokeArgs=json_string_of(1_048_577))
+
+    assert refusal(raised) == (
+        413,
+        "RequestEntityTooLargeException",
+        "1048577 byte payload is too large for the Event invocation type (limit 1048576 bytes)",
+    )
+    assert cloud.function(name).invocations == 0
+
+
 def test_a_response_of_6_mb_is_answered_whole(cloud: LocalCloud) -> None:
     """6 MiB of text is 6,291,458 bytes of JSON: within Lambda's 6,291,556 (LocalStack's
     validated ``test_lambda_large_response``)."""
@@ -134,8 +149,22 @@ def test_a_response_of_6_mb_is_answered_whole(cloud: LocalCloud) -> None:
             "environment variables you have provided exceeded the 4KB limit. String "
             f'measured: {{"BIG":"{"v" * 4_088}"}}',
         ),
+        (
+            {"Description": "d" * 257},
+            "ValidationException",
+            f"1 validation error detected: Value '{'d' * 257}' at 'description' failed to "
+            "satisfy constraint: Member must have length less than or equal to 256",
+        ),
+        (
+            {"Environment": {"Variables": {"AWS_REGION": "eu-west-1", "MINE": "1"}}},
+            "InvalidParameterValueException",
+            "Lambda was unable to configure your environment variables because the "
+            "environment variables you have provided contains reserved keys that are "
+            "currently not supported for modification. Reserved keys used in this request: "
+            "AWS_REGION",
+        ),
     ],
-    ids=["timeout", "memory", "ephemeral-storage", "environment"],
+    ids=["timeout", "memory", "ephemeral-storage", "environment", "description", "reserved"],
 )
 def test_create_function_past_a_quota_is_refused_with_lambdas_error(
     cloud: LocalCloud, configuration: dict[str, Any], code: str, message: str

@@ -23,9 +23,17 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from localcloud.services.stepfunctions import quotas
 from localcloud.services.stepfunctions.inline_map import INLINE_CONCURRENCY
 from localcloud.services.stepfunctions.quotas import admits
-from localcloud.tests.support.states import account, ended, full_history, kinds, machine, until
+from localcloud.tests.support.states import (
+    account,
+    ended,
+    full_history,
+    kinds,
+    machine,
+    until,
+)
 
 HISTORY_QUOTA = 25_000
 INPUT_QUOTA = 262_144
@@ -295,3 +303,48 @@ def test_an_inline_map_stopped_while_its_iterations_run_is_aborted_not_failed(
     )
     assert "ExecutionFailed" not in kinds(full_history(sfn, execution))
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+# --- what a history holds -------------------------------------------------------------------
+
+BIG_LOOP = {
+    "StartAt": "Grow",
+    "States": {
+        "Grow": {
+            "Type": "Pass",
+            "Parameters": {"big.$": "$.big", "n.$": "States.MathAdd($.n, 1)"},
+            "Next": "Done?",
+        },
+        "Done?": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.n", "NumericGreaterThanEquals": 12, "Next": "End"}],
+            "Default": "Grow",
+        },
+        "End": {"Type": "Succeed"},
+    },
+}
+"""Twelve turns of a loop on a 20,000-character state: about 50 events carrying it."""
+
+
+def test_a_historys_data_past_its_budget_is_kept_truncated_as_aws_marks_it(
+    sfn: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the held-back attacks: a loop on a 100 KB state kept every event's copy of it
+    and took the server past 1.5 GB in 10 s."""
+    monkeypatch.setattr(quotas, "HISTORY_DATA_CHARACTERS", 200_000)
+    arn = machine(sfn, "big-loop", BIG_LOOP)
+    execution = sfn.start_execution(
+        stateMachineArn=arn, name="big", input=json.dumps({"big": "x" * 20_000, "n": 0})
+    )["executionArn"]
+    assert ended(sfn, execution)["status"] == "SUCCEEDED"
+    details = [
+        detail
+        for event in full_history(sfn, execution)
+        for key, detail in event.items()
+        if key.endswith("EventDetails") and isinstance(detail, dict)
+    ]
+    carried = sum(len(d.get("input", "")) + len(d.get("output", "")) for d in details)
+    truncated = [d for d in details if d.get("inputDetails") == {"truncated": True}]
+    assert carried <= 200_000
+    assert truncated
+    assert all(d["input"] == "" for d in truncated)

@@ -268,6 +268,64 @@ def test_500_resources_are_counted_after_the_sam_transform(cloud: LocalCloud) ->
     )
 
 
+def _with(**sections: Any) -> str:
+    return json.dumps({"Resources": {"Handle": HANDLE}, **sections})
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (_with(Outputs={f"O{i}": {"Value": "v"} for i in range(201)}), "Number of outputs, 201"),
+        (
+            _with(Parameters={f"P{i}": {"Type": "String", "Default": "d"} for i in range(201)}),
+            "Number of parameters, 201",
+        ),
+        (
+            _with(Mappings={f"M{i}": {"k": {"v": "w"}} for i in range(201)}),
+            "Number of mappings, 201",
+        ),
+        (_with(Description="d" * 1_025), "the template's Description is 1025 bytes"),
+        (
+            _with(Parameters={"Big": {"Type": "String", "Default": "d" * 4_097}}),
+            "Parameter 'Big' has a value of 4097 bytes",
+        ),
+    ],
+    ids=["outputs", "parameters", "mappings", "description", "a default"],
+)
+@pytest.mark.parametrize("action", ["CreateStack", "CreateChangeSet"])
+def test_cloudformations_other_template_quotas_are_refused(
+    cloud: LocalCloud, action: str, body: str, said: str
+) -> None:
+    """Found by the held-back attacks: each was deployed, by moto's stacks and the local
+    deployer alike ("CloudFormation quotas": 200 of each, a 1,024-byte description)."""
+    if action == "CreateChangeSet":
+        body = json.dumps({**json.loads(body), "Transform": "AWS::Serverless-2016-10-31"})
+    message = _refusal(lambda: _actions(cloud)[action](body))
+    assert said in message
+
+
+def test_a_resource_another_service_refuses_fails_moto_stack_with_a_parseable_error(
+    cloud: LocalCloud,
+) -> None:
+    """Found by the held-back attacks: moto creates a plain template's resources in
+    CreateStack itself, and Lambda's refusal of a Timeout over 900 s came back as Lambda's
+    JSON inside CloudFormation's XML, which botocore cannot parse."""
+    function = {
+        "Type": "AWS::Lambda::Function",
+        "Properties": {
+            "Runtime": "python3.13",
+            "Handler": "index.handler",
+            "Role": "arn:aws:iam::123456789012:role/r",
+            "Code": {"ZipFile": "def handler(event, context):\n    return 1\n"},
+            "Timeout": 100_000,
+        },
+    }
+    body = json.dumps({"Resources": {"Fn": function}})
+    message = _refusal(lambda: _actions(cloud)["CreateStack"](body))
+    assert message.startswith('Resource handler returned message: "1 validation error detected')
+    assert "at 'timeout' failed to satisfy constraint" in message
+
+
 def test_a_parameter_value_over_4096_bytes_is_refused(cloud: LocalCloud) -> None:
     body = json.dumps({"Parameters": {"Note": {"Type": "String"}}, "Resources": {"H": HANDLE}})
     cfn = cloud.client("cloudformation")

@@ -36,7 +36,7 @@ from localcloud.services.lambda_.runtime import (
     invoke_through_api,
     lookup,
 )
-from localcloud.services.lambda_.runtime.payloads import check_request
+from localcloud.services.lambda_.runtime.payloads import ASYNC_REQUEST_LIMIT, check_request
 
 TAIL_BYTES: Final = 4096
 """``LogType=Tail``: the last 4 KB of the invocation's log (Lambda API reference, Invoke)."""
@@ -150,6 +150,18 @@ def _invoke_request(original: Method) -> Method:
     return invoke
 
 
+def _invoke_async_request(original: Method) -> Method:
+    def invoke_async(self: LambdaResponse) -> Any:
+        """The deprecated ``InvokeAsync`` within the asynchronous quota, as ``Invoke`` with
+        ``InvocationType=Event`` is: moto ran any payload."""
+        size = _size(self.body)
+        if size > ASYNC_REQUEST_LIMIT:
+            raise EntityTooLarge(str(RequestTooLarge(size, asynchronous=True)))
+        return original(self)
+
+    return invoke_async
+
+
 def log_tail(lines: Sequence[str], limit: int = TAIL_BYTES) -> bytes:
     """The last ``limit`` bytes of an invocation's log lines joined by newlines (read
     from the end: the lines before them are never joined)."""
@@ -188,6 +200,14 @@ PATCHES: Final = (
         _invoke_request,
         "Invoke's Qualifier query parameter (moto reads 'qualifier', which no SDK sends); "
         "a response judged by Lambda's 6,291,556 bytes, not moto's 6,000,000",
+    ),
+    Patch(
+        LambdaResponse,
+        "invoke_async",
+        ("self",),
+        _invoke_async_request,
+        "the deprecated InvokeAsync within the 1 MB asynchronous payload quota (413 "
+        "otherwise), as Invoke's Event type",
     ),
     Patch(
         LambdaSimpleBackend,

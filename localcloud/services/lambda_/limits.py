@@ -46,6 +46,32 @@ EPHEMERAL_STORAGE_MB: Final = (512, 10_240)
 """A function's ``EphemeralStorage.Size`` (``/tmp``), least and most (MB)."""
 ENVIRONMENT_LIMIT: Final = 4_096
 """A function's ``Environment.Variables``, at most, as compact JSON (bytes)."""
+DESCRIPTION_LIMIT: Final = 256
+"""A function's ``Description``, at most (characters; CreateFunction's request syntax)."""
+RESERVED_VARIABLES: Final = frozenset(
+    {
+        "_HANDLER",
+        "_X_AMZN_TRACE_ID",
+        "AWS_DEFAULT_REGION",
+        "AWS_REGION",
+        "AWS_EXECUTION_ENV",
+        "AWS_LAMBDA_FUNCTION_NAME",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
+        "AWS_LAMBDA_FUNCTION_VERSION",
+        "AWS_LAMBDA_INITIALIZATION_TYPE",
+        "AWS_LAMBDA_LOG_GROUP_NAME",
+        "AWS_LAMBDA_LOG_STREAM_NAME",
+        "AWS_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_LAMBDA_RUNTIME_API",
+        "LAMBDA_TASK_ROOT",
+        "LAMBDA_RUNTIME_DIR",
+    }
+)
+"""The environment variables Lambda sets itself and refuses from a function's
+configuration ("Defined runtime environment variables": the reserved ones)."""
 RUNS: Final = f"python{sys.version_info.major}.{sys.version_info.minor}"
 _WARNED: set[str] = set()
 _WARNED_LOCK = threading.Lock()
@@ -127,8 +153,12 @@ def check_runtime(runtime: object, package_type: object = None) -> str | None:
 
 def check_configuration(spec: Mapping[str, Any]) -> tuple[str, str] | None:
     """Lambda's (error code, message) for a ``CreateFunction`` or
-    ``UpdateFunctionConfiguration`` request whose ``Timeout``, ``MemorySize``,
-    ``EphemeralStorage`` or ``Environment`` is past its quota, or ``None``.
+    ``UpdateFunctionConfiguration`` request whose ``Description``, ``Timeout``,
+    ``MemorySize``, ``EphemeralStorage`` or ``Environment`` is past its quota, or whose
+    ``Environment`` sets a reserved variable (:data:`RESERVED_VARIABLES`: Lambda's
+    ``InvalidParameterValueException`` "… contains reserved keys that are currently not
+    supported for modification. Reserved keys used in this request: AWS_REGION"), or
+    ``None``.
 
     The answers Lambda gives: the request validation's ``ValidationException`` ("1
     validation error detected: Value '901' at 'timeout' failed to satisfy constraint:
@@ -151,6 +181,12 @@ def check_configuration(spec: Mapping[str, Any]) -> tuple[str, str] | None:
         ),
     ]
     errors = []
+    description = spec.get("Description")
+    if isinstance(description, str) and len(description) > DESCRIPTION_LIMIT:
+        errors.append(
+            f"Value '{_shown(description)}' at 'description' failed to satisfy constraint: "
+            f"Member must have length less than or equal to {DESCRIPTION_LIMIT}"
+        )
     for field, value, bounds in ranged:
         problem = _out_of_range(value, bounds)
         if problem is not None:
@@ -168,6 +204,15 @@ def check_configuration(spec: Mapping[str, Any]) -> tuple[str, str] | None:
             f"than or equal to {MEMORY_MB[1]}",
         )
     variables = (spec.get("Environment") or {}).get("Variables")
+    reserved = sorted(RESERVED_VARIABLES.intersection(variables or {}))
+    if reserved:
+        return (
+            "InvalidParameterValueException",
+            "Lambda was unable to configure your environment variables because the "
+            "environment variables you have provided contains reserved keys that are "
+            "currently not supported for modification. Reserved keys used in this request: "
+            + ", ".join(reserved),
+        )
     if variables:
         measured = json.dumps(variables, separators=(",", ":"), ensure_ascii=False)
         if len(measured.encode("utf-8", "surrogatepass")) > ENVIRONMENT_LIMIT:

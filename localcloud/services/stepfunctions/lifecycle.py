@@ -13,6 +13,8 @@ from typing import Any, Final
 
 from moto.stepfunctions.parser.api import ExecutionStatus
 
+from localcloud.services.stepfunctions import quotas
+
 STOPPED_CAUSE: Final = "The local cloud stopped."
 """The cause an execution stopped with the local cloud has (its error is none)."""
 
@@ -47,11 +49,14 @@ def stop_running(cause: str = STOPPED_CAUSE) -> list[str]:
 
 def stopped_with_the_account() -> list[str]:
     """Stop every running execution (:func:`stop_running`); a line for each, for the
-    terminal (the service's ``on_stop``)."""
-    return [
+    terminal (the service's ``on_stop``). The histories' data budget starts again with
+    the next account (:func:`~.quotas.forget_history_data`)."""
+    lines = [
         f"[states] execution {arn.split(':', 6)[-1]} stopped with the local cloud"
         for arn in stop_running()
     ]
+    quotas.forget_history_data()
+    return lines
 
 
 __all__ = ["STOPPED_CAUSE", "stop_running", "stopped_with_the_account"]

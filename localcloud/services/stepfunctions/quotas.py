@@ -20,6 +20,16 @@ moto 5.2.5 applies neither of these:
 
 Between states the 256 KB quota holds in moto already (``States.DataLimitExceeded``,
 ``moto.stepfunctions.parser.quotas``).
+
+What a history holds is bounded locally too, where AWS keeps it on its own disks: an
+event's ``input`` or ``output`` is kept while its execution's history holds less than
+:data:`HISTORY_DATA_CHARACTERS` of them and every history of the server less than
+:data:`SERVER_HISTORY_DATA_CHARACTERS`; past either it is kept as ``""`` with
+``inputDetails``/``outputDetails`` ``{"truncated": true}``, the shape AWS gives data it
+did not keep (issue 47's held-back attacks: a loop on a 100 KB state took the server past
+1.5 GB in 10 s). moto 5.2.5 runs an Express state machine's executions as Standard ones
+(its interpreter's ``sm_type`` is always ``STANDARD``), so their histories are bounded
+alike.
 """
 
 from __future__ import annotations
@@ -54,6 +64,54 @@ HISTORY_CAUSE: Final = (
     f"The execution reached the maximum number of history events ({HISTORY_MAX_EVENTS})."
 )
 _QUOTA: Final = "_localcloud_history_quota"
+HISTORY_DATA_CHARACTERS: Final = 16 * 1024 * 1024
+"""The events' ``input`` and ``output`` one execution's history keeps (characters)."""
+SERVER_HISTORY_DATA_CHARACTERS: Final = 512 * 1024 * 1024
+"""The same, every execution of the server together (characters)."""
+_DATA: Final = "_localcloud_history_data"
+_DATA_LOCK = threading.Lock()
+_server_data = 0
+
+
+def forget_history_data() -> None:
+    """The server's histories' data counted from nothing again (a new account: the one
+    before, and its histories, are gone)."""
+    global _server_data
+    with _DATA_LOCK:
+        _server_data = 0
+
+
+def _take_data(manager: EventManager, size: int) -> bool:
+    """Count ``size`` characters of data against the execution's and the server's
+    budgets, if both have room."""
+    global _server_data
+    with _DATA_LOCK:
+        held = int(getattr(manager, _DATA, 0))
+        if held + size > HISTORY_DATA_CHARACTERS:
+            return False
+        if _server_data + size > SERVER_HISTORY_DATA_CHARACTERS:
+            return False
+        setattr(manager, _DATA, held + size)
+        _server_data += size
+        return True
+
+
+def _kept(manager: EventManager, event_details: EventDetails | None) -> EventDetails | None:
+    """``event_details`` with each ``input`` and ``output`` the budgets do not admit kept
+    as ``""``, marked ``truncated``."""
+    if not event_details:
+        return event_details
+    kept: dict[str, Any] = {}
+    for key, detail in event_details.items():
+        if isinstance(detail, dict):
+            detail = dict(detail)
+            for field in ("input", "output"):
+                value = detail.get(field)
+                if isinstance(value, str) and value and not _take_data(manager, len(value)):
+                    detail[field] = ""
+                    detail[f"{field}Details"] = {"truncated": True}
+        kept[key] = detail
+    return cast(EventDetails, kept)
 
 
 def input_violation(execution_input: str | None) -> str | None:
@@ -115,7 +173,8 @@ def _bounded_add_event(original: Method) -> Method:
         update_source_event_id: bool = True,
     ) -> int:
         """moto's ``add_event``, counted against the execution's :class:`HistoryQuota`
-        (a manager without one, an Express execution's, records as moto does)."""
+        (a manager without one records as moto does), its data within the budgets."""
+        event_details = _kept(self, event_details)
         quota: HistoryQuota | None = getattr(self, _QUOTA, None)
         if quota is None:
             return int(
@@ -184,7 +243,8 @@ PATCHES: Final = (
         ("self", "context", "event_type", "event_details", "timestamp", "update_source_event_id"),
         _bounded_add_event,
         "a Standard execution's history holds 25,000 events; the execution fails at the "
-        "last unless it succeeds there",
+        "last unless it succeeds there; the data histories hold is bounded (truncated as "
+        "AWS marks it)",
     ),
     Patch(
         ExecutionWorker,
@@ -196,6 +256,9 @@ PATCHES: Final = (
 )
 
 __all__ = [
+    "HISTORY_DATA_CHARACTERS",
+    "SERVER_HISTORY_DATA_CHARACTERS",
+    "forget_history_data",
     "HISTORY_CAUSE",
     "HISTORY_ERROR",
     "HISTORY_MAX_EVENTS",
