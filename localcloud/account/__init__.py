@@ -84,6 +84,7 @@ API_ROUTES = PublicRoutes(
     route=api_endpoint.is_route,
     app=api_endpoint.answer,
     body_limit=api_endpoint.PAYLOAD_LIMIT,
+    copies=api_endpoint.BODY_COPIES,
     too_large=api_endpoint.too_large,
     throttled=api_endpoint.throttled,
 )

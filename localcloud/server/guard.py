@@ -121,13 +121,16 @@ class PublicRoutes:
     that API's); ``route(path)`` whether a path is an API's route on the control plane's
     origin; ``body_limit`` is the most a request's body may hold (bytes), ``too_large``
     and ``throttled`` the APIs' answers to one over it and to one past what the server
-    holds at once (:mod:`~localcloud.server.bodies`).
+    holds at once (:mod:`~localcloud.server.bodies`); ``copies`` how many times answering
+    a route holds its body (an event, its base64, its JSON …), which the server counts it
+    at.
     """
 
     origin: Callable[[str], bool]
     route: Callable[[str], bool]
     app: WSGIApp
     body_limit: int = 10 * 1024 * 1024
+    copies: int = 1
     too_large: Callable[[], Response] = lambda: Response("Request Too Long\n", 413)
     throttled: Callable[[], Response] = lambda: Response("Too Many Requests\n", 429)
 
@@ -239,6 +242,9 @@ class Guard:
                 "RequestEntityTooLarge",
                 f"Request must be smaller than {limit} bytes",
             )
+        if public:
+            assert self.public is not None
+            size *= self.public.copies
         if not self.in_flight.take(size):
             self._note("in flight", request.method, "request bodies past what it holds: 429")
             if public:

@@ -15,7 +15,7 @@ from werkzeug.test import Client
 from werkzeug.wrappers import Response
 
 from localcloud.server.bodies import DEFAULT_SERVICE_BODY_BYTES, SERVICE_BODY_BYTES, InFlight
-from localcloud.server.guard import Guard
+from localcloud.server.guard import Guard, PublicRoutes
 from localcloud.server.policy import Policy
 
 PORT = 5099
@@ -144,3 +144,34 @@ def test_a_body_larger_than_the_whole_capacity_still_fits_an_idle_server() -> No
     assert not in_flight.take(1)
     in_flight.give(500)
     assert in_flight.take(1)
+
+
+def test_a_routes_body_counts_as_many_times_as_answering_it_holds_it() -> None:
+    """An API's route makes several copies of its body (an event, its base64, its JSON):
+    forty concurrent 10 MB bodies, each counted once, took the server 1.2 GB past its bound
+    (the held-back attacks)."""
+    api, aws = Backend(), Backend()
+    public = PublicRoutes(
+        origin=lambda host: False,
+        route=lambda path: path.startswith("/restapis/"),
+        app=api,
+        copies=4,
+        throttled=lambda: Response('{"message":"Too Many Requests"}', 429),
+    )
+    guard = Guard(aws, Policy.for_server("127.0.0.1", PORT), report=print, public=public)
+    guard.in_flight = InFlight(capacity=1000)
+    api.hold.clear()
+    route = "/restapis/a/b/_user_request_/upload"
+    held = threading.Thread(
+        target=lambda: Client(guard).post(route, headers={"Host": HOST}, data=b"a" * 200).close()
+    )
+    held.start()  # 800 held
+    assert api.holding.wait(30)
+
+    signed_call = Client(guard).post("/", headers=signed("sqs"), data=b"b" * 100)  # 900
+    second_route = Client(guard).post(route, headers={"Host": HOST}, data=b"c" * 100)  # 1,300
+    api.hold.set()
+    held.join(30)
+
+    assert signed_call.status_code == 200
+    assert (second_route.status_code, second_route.text) == (429, '{"message":"Too Many Requests"}')

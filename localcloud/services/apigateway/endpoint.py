@@ -39,6 +39,7 @@ from localcloud.services.apigateway.invoke import DEFAULT, ROUTE, find, handle
 
 __all__ = [
     "ORIGIN",
+    "BODY_COPIES",
     "PAYLOAD_LIMIT",
     "answer",
     "is_origin",
@@ -55,6 +56,12 @@ API_ID: Final = re.compile(r"[a-z0-9]+")
 PAYLOAD_LIMIT: Final = 10 * 1024 * 1024
 """API Gateway's request payload quota, REST and HTTP APIs (bytes; "Amazon API Gateway
 quotas": 10 MB)."""
+BODY_COPIES: Final = 8
+"""How many times answering a route holds a body, as the server counts it against what it
+holds at once: the body, its text, its base64, the event's JSON, the invocation's request
+and the function's copy; a mapping template's parse of a JSON body holds several times
+more (measured: forty concurrent 10 MB bodies took 1.2 GB past the server's bound when
+each counted once)."""
 
 
 def is_route(path: str) -> bool:
