@@ -10,7 +10,7 @@ import logging
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Final
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import (
@@ -36,12 +36,88 @@ SOCKET_IDLE_S = 30.0
 request of a kept-alive connection) before it is closed (seconds)."""
 
 
+DISCARD_BYTES = 80 * 1024 * 1024
+"""The most the server reads and discards of a body left unread once its answer is written
+(bytes): above Lambda's 70 MB, the largest body a service refuses whole (413), so that its
+client reads the answer instead of a reset connection."""
+DISCARD_S = 10.0
+"""How long the server keeps discarding such a body (seconds)."""
+DISCARD_QUIET_S = 1.0
+"""How long it waits for more of it (seconds)."""
+_ANSWERED: Final = "localcloud.answer_written"
+"""The environ key set once a request's answer is written."""
+
+
+class _Unread:
+    """A handler's ``rfile`` that, once the request's answer is written, discards what is
+    left of its body, 64 KB at a time, and then reads as empty: up to its declared
+    ``Content-Length``, the client's closing or :data:`DISCARD_QUIET_S` of silence, and at
+    most :data:`DISCARD_BYTES` and :data:`DISCARD_S`.
+
+    werkzeug's server discards a body the application left unread (a request refused
+    before its body was read: 413, 429) in reads of 10,000,000 bytes, each waiting until
+    it is full: every such connection held 10 MB for as long as its client took to send
+    them, and a client that sends its whole body and then waits for the answer, as most
+    do, waited the 30 s of :data:`SOCKET_IDLE_S` for it (issue 47's held-back attacks:
+    forty concurrent 10 MB bodies, 39 refused with 429, took the server 400 MB up)."""
+
+    def __init__(self, stream: Any, handler: Any) -> None:
+        self._stream = stream
+        self._handler = handler
+        self._body_read = 0
+        self._discarded = False
+
+    def _environ(self) -> dict[str, Any]:
+        return getattr(self._handler, "environ", None) or {}
+
+    def read(self, size: int = -1) -> bytes:
+        environ = self._environ()
+        if environ.get(_ANSWERED):
+            if not self._discarded:
+                self._discarded = True
+                self._discard(environ)
+            return b""
+        data = bytes(self._stream.read(size))
+        self._body_read += len(data) if environ else 0
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        count = int(self._stream.readinto(buffer) or 0)
+        self._body_read += count if self._environ() else 0
+        return count
+
+    def _discard(self, environ: dict[str, Any]) -> None:
+        declared = str(environ.get("CONTENT_LENGTH") or "")
+        chunked = "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+        left = DISCARD_BYTES
+        if declared.isdigit() and not chunked:
+            left = min(left, int(declared) - self._body_read)
+        deadline = time.monotonic() + DISCARD_S
+        try:
+            while left > 0 and (wait := deadline - time.monotonic()) > 0:
+                self._handler.connection.settimeout(min(wait, DISCARD_QUIET_S))
+                part = self._stream.read1(min(64 * 1024, left))
+                if not part:
+                    return
+                left -= len(part)
+        except OSError:  # the client closed, reset or went quiet
+            return
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class _Handler(MotoRequestHandler):
     """moto's request handler, with :data:`SOCKET_IDLE_S` on every read and write of its
     socket (``StreamRequestHandler.timeout``): a client that opens a connection and
-    sends nothing holds a thread for no longer."""
+    sends nothing holds a thread for no longer; what is left unread of a body is
+    discarded a little at a time (:class:`_Unread`)."""
 
     timeout = SOCKET_IDLE_S
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _Unread(self.rfile, self)  # type: ignore[assignment]
 
 
 class _BoundedServer(ThreadedWSGIServer):
@@ -104,11 +180,16 @@ class LocalServer(ThreadedMotoServer):
 
     def _counted(self, app: Any) -> Any:
         """``app``, counting the requests in flight until their answer is written (the
-        iterable's ``close``, which werkzeug calls after writing it)."""
+        iterable's ``close``, which werkzeug calls after writing it), and marking the
+        answer written once its last part is (:class:`_Unread`)."""
 
         def done() -> None:
             with self._active_lock:
                 self._active -= 1
+
+        def written(environ: Any, answer: Any) -> Any:
+            yield from answer
+            environ[_ANSWERED] = True
 
         def counted(environ: Any, start_response: Any) -> Any:
             with self._active_lock:
@@ -118,7 +199,8 @@ class LocalServer(ThreadedMotoServer):
             except BaseException:
                 done()
                 raise
-            return ClosingIterator(answer, [done])
+            closes = [answer.close] if hasattr(answer, "close") else []
+            return ClosingIterator(written(environ, answer), [*closes, done])
 
         return counted
 
