@@ -1,11 +1,13 @@
 """The local server: moto's threaded server, with the live view and the APIs' routes beside
 the AWS APIs, the guard in front of all three deciding which one a request reaches.
 
-May import: :mod:`localcloud.server.guard`, :mod:`localcloud.text`.
+May import: :mod:`localcloud.server.guard`, :mod:`localcloud.server.heads`,
+:mod:`localcloud.text`.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
 import threading
@@ -22,6 +24,7 @@ from werkzeug.serving import ThreadedWSGIServer
 from werkzeug.wsgi import ClosingIterator
 
 from localcloud.server.guard import Guard, PublicRoutes
+from localcloud.server.heads import HeadReader, Prefixed
 from localcloud.server.hooks import Hooked
 from localcloud.server.policy import Policy
 from localcloud.text import say
@@ -29,8 +32,9 @@ from localcloud.text import say
 ANSWER_WAIT_S = 2.0
 """How long stopping waits for the answers in flight to be written (seconds)."""
 CONNECTIONS = 512
-"""Connections served at once (a thread each); one more is closed at once. Far above what
-a machine's functions, SDKs and browser open (each SDK client pools at most 10)."""
+"""Requests served at once (a thread each, once its head is in); the next waits for a
+thread. Far above what a machine's functions, SDKs and browser open (each SDK client pools
+at most 10)."""
 SOCKET_IDLE_S = 30.0
 """How long a connection may send nothing (its request line, a header, a body, the next
 request of a kept-alive connection) before it is closed (seconds)."""
@@ -108,42 +112,66 @@ class _Unread:
 
 
 class _Handler(MotoRequestHandler):
-    """moto's request handler, with :data:`SOCKET_IDLE_S` on every read and write of its
-    socket (``StreamRequestHandler.timeout``): a client that opens a connection and
-    sends nothing holds a thread for no longer; what is left unread of a body is
-    discarded a little at a time (:class:`_Unread`)."""
+    """moto's request handler, reading first what :class:`~localcloud.server.heads.HeadReader`
+    read of its connection, with :data:`SOCKET_IDLE_S` on every read and write of its
+    socket (``StreamRequestHandler.timeout``); what is left unread of a body is discarded a
+    little at a time (:class:`_Unread`)."""
 
     timeout = SOCKET_IDLE_S
+    server: _BoundedServer
 
     def setup(self) -> None:
         super().setup()
+        head = self.server.head_of(self.connection)
+        if head:
+            self.rfile.close()
+            self.rfile = io.BufferedReader(Prefixed(self.connection, head))
         self.rfile = _Unread(self.rfile, self)  # type: ignore[assignment]
 
 
 class _BoundedServer(ThreadedWSGIServer):
-    """werkzeug's threaded server, serving at most :data:`CONNECTIONS` connections at once:
-    1,500 connections sending their headers slowly held 1,500 threads, and kept them
-    (issue 47's held-back attacks)."""
+    """werkzeug's threaded server, reading the heads of the requests on one thread
+    (:class:`~localcloud.server.heads.HeadReader`) and serving at most
+    :data:`CONNECTIONS` of them at once, a thread each: 1,500 connections sending their
+    headers slowly held 1,500 threads, and kept them; bounded, they left none for a
+    request sent meanwhile (issue 47's held-back attacks)."""
 
     def __init__(self, host: str, port: int, app: Any) -> None:
         super().__init__(host, port, app, _Handler)
         self._slots = threading.BoundedSemaphore(CONNECTIONS)
+        self._heads: dict[socket.socket, bytes] = {}
+        self._reader = HeadReader(
+            self._serve, lambda: self._slots.acquire(blocking=False), idle_s=SOCKET_IDLE_S
+        )
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)  # refused: no thread for it
-            return
+        if not self._reader.add(request, client_address):
+            self.shutdown_request(request)  # refused: WAITING connections wait already
+
+    def _serve(self, request: socket.socket, client_address: Any, head: bytes) -> None:
+        """Serve a request whose head is in, on a thread of its own (its slot taken)."""
+        self._heads[request] = head
         try:
             super().process_request(request, client_address)
         except BaseException:
+            self._heads.pop(request, None)
             self._slots.release()
             raise
+
+    def head_of(self, request: socket.socket) -> bytes:
+        """What the head reader read of ``request``'s connection (once)."""
+        return self._heads.pop(request, b"")
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
+            self._reader.wake()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self._reader.close()
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -1,0 +1,107 @@
+"""The server's head reader (:mod:`localcloud.server.heads`, issue 47's held-back attacks:
+connections sending their headers slowly held a thread each): a connection is handed on
+once its head is in, with every byte read of it, when a thread is free; one that sends
+nothing for its idle bound is closed; past its capacity a connection is refused."""
+
+from __future__ import annotations
+
+import io
+import queue
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from localcloud.server.heads import HeadReader, Prefixed
+
+WAIT_S = 30
+"""A hang guard far above anything awaited here (seconds)."""
+
+
+class Reader:
+    """A head reader whose hand-offs land in ``ready``; ``free`` says whether a thread is."""
+
+    def __init__(self, *, idle_s: float = 30, capacity: int = 16) -> None:
+        self.ready: queue.Queue[tuple[socket.socket, bytes]] = queue.Queue()
+        self.free = threading.Event()
+        self.free.set()
+        self.heads = HeadReader(
+            lambda connection, address, head: self.ready.put((connection, head)),
+            self.free.is_set,
+            idle_s=idle_s,
+            capacity=capacity,
+        )
+
+    def connect(self) -> socket.socket:
+        """A connection handed to the reader; the client's end returned."""
+        server, client = socket.socketpair()
+        assert self.heads.add(server, "peer")
+        return client
+
+
+@pytest.fixture
+def reader() -> Iterator[Reader]:
+    made = Reader()
+    yield made
+    made.heads.close()
+
+
+def test_a_head_sent_in_pieces_is_handed_on_once_whole_with_the_start_of_its_body(
+    reader: Reader,
+) -> None:
+    with reader.connect() as client:
+        client.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        with pytest.raises(queue.Empty):
+            reader.ready.get(timeout=0.3)
+        client.sendall(b"Content-Length: 4\r\n\r\nbo")
+        connection, head = reader.ready.get(timeout=WAIT_S)
+        with connection:
+            assert head == b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbo"
+            client.sendall(b"dy")
+            stream = io.BufferedReader(Prefixed(connection, head))
+            assert stream.readline() == b"POST / HTTP/1.1\r\n"
+            assert stream.read(len(b"Host: x\r\nContent-Length: 4\r\n\r\n") + 4).endswith(
+                b"\r\n\r\nbody"
+            )
+
+
+def test_a_whole_head_waits_for_a_free_thread(reader: Reader) -> None:
+    reader.free.clear()
+    with reader.connect() as client:
+        client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        with pytest.raises(queue.Empty):
+            reader.ready.get(timeout=0.3)
+        reader.free.set()
+        reader.heads.wake()  # as the server does when a thread ends
+        connection, head = reader.ready.get(timeout=WAIT_S)
+        connection.close()
+    assert head == b"GET / HTTP/1.1\r\n\r\n"
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_idle_bound() -> None:
+    made = Reader(idle_s=0.2)
+    try:
+        with made.connect() as client:
+            client.sendall(b"GET / HT")
+            client.settimeout(WAIT_S)
+            assert client.recv(1) == b""  # closed by the reader
+    finally:
+        made.heads.close()
+    assert made.ready.empty()
+
+
+def test_past_its_capacity_a_connection_is_refused_and_a_closed_one_frees_its_place() -> None:
+    made = Reader(capacity=2)
+    pairs: list[Any] = [socket.socketpair() for _ in range(3)]
+    try:
+        assert [made.heads.add(server, "peer") for server, _ in pairs] == [True, True, False]
+        pairs[0][1].close()  # the client goes away before its head is in
+        while made.heads.add(pairs[2][0], "peer") is False:
+            threading.Event().wait(0.05)  # until the reader has seen it go
+    finally:
+        made.heads.close()
+        for server, client in pairs:
+            server.close()
+            client.close()
