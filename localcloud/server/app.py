@@ -216,15 +216,18 @@ class LocalServer(ThreadedMotoServer):
                 self._active -= 1
 
         def written(environ: Any, answer: Any) -> Any:
-            yield from answer
-            environ[_ANSWERED] = True
+            try:
+                yield from answer
+            finally:
+                environ[_ANSWERED] = True
 
         def counted(environ: Any, start_response: Any) -> Any:
             with self._active_lock:
                 self._active += 1
             try:
                 answer = app(environ, start_response)
-            except BaseException:
+            except BaseException:  # werkzeug answers 500 and discards the rest of the body
+                environ[_ANSWERED] = True
                 done()
                 raise
             closes = [answer.close] if hasattr(answer, "close") else []

@@ -16,6 +16,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import logging
+import resource
 import selectors
 import socket
 import threading
@@ -24,13 +26,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["HEAD_BYTES", "WAITING", "HeadReader", "Prefixed"]
+__all__ = ["BODY_GRACE_S", "BODY_RATE", "HEAD_BYTES", "HEAD_S", "WAITING", "HeadReader", "Prefixed"]
 
 HEAD_BYTES: Final = 64 * 1024 + 4
-"""The most read of a head before it is handed on whole or not (bytes): a request line and
-headers of http.server's 65,536-byte lines, which answers a longer one 414 or 431 itself."""
+"""The most read of a head (bytes): a request line and headers of http.server's 65,536-byte
+lines; a connection whose head has not ended within it is closed."""
 WAITING: Final = 4096
-"""Connections waiting for their head, or for a thread, at once; one more is closed."""
+"""Connections waiting for their head, or for a thread, at once (and at most a quarter of
+the process's open-file limit); one more is closed."""
+HEAD_S: Final = 60.0
+"""How long a head may take to arrive, however it trickles (seconds)."""
+BODY_GRACE_S: Final = 30.0
+BODY_RATE: Final = 64 * 1024
+"""A body must arrive within :data:`BODY_GRACE_S` seconds plus one second per
+:data:`BODY_RATE` bytes of it received, however it trickles (a 50 MB zip on loopback takes
+well under a second)."""
+_LOG: Final = logging.getLogger(__name__)
 _TICK_S: Final = 0.5
 """How often waiting connections are checked for idleness (seconds)."""
 
@@ -41,6 +52,7 @@ class _Waiting:
     address: Any
     head: bytearray = field(default_factory=bytearray)
     last: float = field(default_factory=time.monotonic)
+    since: float = field(default_factory=time.monotonic)
 
 
 class HeadReader:
@@ -61,7 +73,7 @@ class HeadReader:
         self._ready = ready
         self._may_start = may_start
         self._idle_s = idle_s
-        self._capacity = capacity
+        self._capacity = min(capacity, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
         self._selector = selectors.DefaultSelector()
         self._reading: dict[socket.socket, _Waiting] = {}
         self._complete: collections.deque[_Waiting] = collections.deque()
@@ -109,8 +121,8 @@ class HeadReader:
             for key, _ in self._selector.select(timeout=_TICK_S):
                 if key.fileobj is self._wake_read:
                     self._drain_wakes()
-                else:
-                    self._read(self._reading[key.fileobj])  # type: ignore[index]
+                elif (waiting := self._reading.get(key.fileobj)) is not None:  # type: ignore[call-overload]
+                    self._read(waiting)
             self._take_added()
             self._close_idle()
             self._start_complete()
@@ -135,20 +147,33 @@ class HeadReader:
             return
         except OSError:
             part = b""
-        if not part:  # closed (or reset) before its head was in
-            self._forget(waiting)
+        if not part:  # closed (or half-closed) by the client
+            if waiting.head:
+                self._complete_head(waiting)  # http.server answers what it can of it
+            else:
+                self._forget(waiting)
             return
+        seen = len(waiting.head)
         waiting.head += part
         waiting.last = time.monotonic()
-        head = bytes(waiting.head)
-        if b"\r\n\r\n" in head or b"\n\n" in head or len(head) >= HEAD_BYTES:
-            self._selector.unregister(waiting.connection)
-            del self._reading[waiting.connection]
-            self._complete.append(waiting)
+        tail = bytes(waiting.head[max(0, seen - 3) :])  # the new bytes and the 3 before
+        if b"\n\r\n" in tail or b"\n\n" in tail:
+            self._complete_head(waiting)
+        elif len(waiting.head) >= HEAD_BYTES:  # no end within the bound: not a head
+            self._forget(waiting)
+
+    def _complete_head(self, waiting: _Waiting) -> None:
+        self._selector.unregister(waiting.connection)
+        del self._reading[waiting.connection]
+        self._complete.append(waiting)
 
     def _close_idle(self) -> None:
         now = time.monotonic()
-        for waiting in [w for w in self._reading.values() if now - w.last > self._idle_s]:
+        for waiting in [
+            w
+            for w in self._reading.values()
+            if now - w.last > self._idle_s or now - w.since > HEAD_S
+        ]:
             self._forget(waiting)
 
     def _start_complete(self) -> None:
@@ -156,8 +181,12 @@ class HeadReader:
             waiting = self._complete.popleft()
             with self._lock:
                 self._count -= 1
-            waiting.connection.setblocking(True)
-            self._ready(waiting.connection, waiting.address, bytes(waiting.head))
+            try:
+                waiting.connection.setblocking(True)
+                self._ready(waiting.connection, waiting.address, bytes(waiting.head))
+            except Exception:  # noqa: BLE001 - this connection's failure only, not the reader's
+                _LOG.exception("a request could not be started; its connection closed")
+                waiting.connection.close()
 
     def _forget(self, waiting: _Waiting) -> None:
         self._selector.unregister(waiting.connection)
@@ -169,12 +198,18 @@ class HeadReader:
 
 class Prefixed(io.RawIOBase):
     """A connection's bytes as a raw stream: ``head`` (what :class:`HeadReader` read of
-    it) first, then what the socket receives."""
+    it) first, then what the socket receives, within :data:`BODY_GRACE_S` and
+    :data:`BODY_RATE`: past them a read raises :class:`TimeoutError`, as one that waited
+    the socket's own timeout does (a body sent slowly held a thread as long as it liked).
+    """
 
     def __init__(self, connection: socket.socket, head: bytes) -> None:
         super().__init__()
         self._head = memoryview(head)
+        self._connection = connection
         self._socket = socket.SocketIO(connection, "rb")
+        self._started = time.monotonic()
+        self._received = 0
 
     def readable(self) -> bool:
         return True
@@ -185,7 +220,17 @@ class Prefixed(io.RawIOBase):
             buffer[:count] = self._head[:count]
             self._head = self._head[count:]
             return count
-        return self._socket.readinto(buffer)
+        left = self._started + BODY_GRACE_S + self._received / BODY_RATE - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request's body arrived too slowly")
+        timeout = self._connection.gettimeout()
+        self._connection.settimeout(left if timeout is None else min(timeout, left))
+        try:
+            received = self._socket.readinto(buffer)
+        finally:
+            self._connection.settimeout(timeout)
+        self._received += received or 0
+        return received
 
     def close(self) -> None:
         self._socket.close()

@@ -5,6 +5,7 @@ nothing for its idle bound is closed; past its capacity a connection is refused.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import queue
 import socket
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from localcloud.server import heads
 from localcloud.server.heads import HeadReader, Prefixed
 
 WAIT_S = 30
@@ -105,3 +107,82 @@ def test_past_its_capacity_a_connection_is_refused_and_a_closed_one_frees_its_pl
         for server, client in pairs:
             server.close()
             client.close()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"GET / HTTP/1.1\nHost: x\n\r\n", b"GET / HTTP/1.1\nHost: x\n\n", b"GET / HTTP/1.1\r\n\r\n"],
+    ids=["LF then CRLF", "LF LF", "CRLF CRLF"],
+)
+def test_a_head_ends_at_its_first_empty_line_however_written(reader: Reader, head: bytes) -> None:
+    with reader.connect() as client:
+        for byte in head:  # one byte at a time: the end is found across reads
+            client.sendall(bytes([byte]))
+        connection, read = reader.ready.get(timeout=WAIT_S)
+        connection.close()
+    assert read == head
+
+
+def test_a_head_cut_short_by_a_half_close_is_handed_on_as_it_is(reader: Reader) -> None:
+    with reader.connect() as client:
+        client.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n")
+        client.shutdown(socket.SHUT_WR)
+        connection, head = reader.ready.get(timeout=WAIT_S)
+        connection.close()
+    assert head == b"GET / HTTP/1.0\r\nHost: x\r\n"  # http.server answers what it can
+
+
+def test_a_head_that_does_not_end_within_its_bound_is_closed(reader: Reader) -> None:
+    with reader.connect() as client:
+        client.settimeout(WAIT_S)
+        with contextlib.suppress(OSError):  # the reader may close before all is sent
+            client.sendall(b"GET / HTTP/1.1\r\n" + b"X: " + b"y" * heads.HEAD_BYTES)
+        try:
+            end = client.recv(1)
+        except ConnectionResetError:  # closed with bytes unread: a reset
+            end = b""
+        assert end == b""
+    assert reader.ready.empty()
+
+
+def test_a_connection_that_cannot_be_started_is_closed_and_the_reader_goes_on() -> None:
+    started: list[bytes] = []
+
+    def ready(connection: socket.socket, address: Any, head: bytes) -> None:
+        if not started:
+            started.append(b"refused")
+            raise RuntimeError("can't start new thread")
+        started.append(head)
+        connection.close()
+
+    made = HeadReader(ready, lambda: True, idle_s=30)
+    pairs = [socket.socketpair() for _ in range(2)]
+    try:
+        for server, client in pairs:
+            assert made.add(server, "peer")
+            client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            client.settimeout(WAIT_S)
+            assert client.recv(1) == b""  # closed: the first refused, the second answered
+    finally:
+        made.close()
+        for server, client in pairs:
+            server.close()
+            client.close()
+    assert started == [b"refused", b"GET / HTTP/1.1\r\n\r\n"]
+
+
+def test_a_body_sent_more_slowly_than_its_bound_times_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(heads, "BODY_GRACE_S", 0.2)
+    server, client = socket.socketpair()
+    with server, client:
+        server.settimeout(WAIT_S)
+        stream = Prefixed(server, b"")
+        client.sendall(b"a")
+        assert stream.read(1) == b"a"
+        threading.Event().wait(0.3)  # past the grace, having sent 1 byte of 64 KB a second
+        client.sendall(b"b")
+        with pytest.raises(TimeoutError):
+            stream.read(1)
+        assert server.gettimeout() == WAIT_S  # the socket's own timeout kept
