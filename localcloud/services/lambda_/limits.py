@@ -27,6 +27,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Final
 
+from localcloud.services.lambda_.runtime.environment import RESERVED_VARIABLES
 from localcloud.services.lambda_.runtime.interpreters import interpreter_for
 from localcloud.text import say
 
@@ -48,30 +49,6 @@ ENVIRONMENT_LIMIT: Final = 4_096
 """A function's ``Environment.Variables``, at most, as compact JSON (bytes)."""
 DESCRIPTION_LIMIT: Final = 256
 """A function's ``Description``, at most (characters; CreateFunction's request syntax)."""
-RESERVED_VARIABLES: Final = frozenset(
-    {
-        "_HANDLER",
-        "_X_AMZN_TRACE_ID",
-        "AWS_DEFAULT_REGION",
-        "AWS_REGION",
-        "AWS_EXECUTION_ENV",
-        "AWS_LAMBDA_FUNCTION_NAME",
-        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
-        "AWS_LAMBDA_FUNCTION_VERSION",
-        "AWS_LAMBDA_INITIALIZATION_TYPE",
-        "AWS_LAMBDA_LOG_GROUP_NAME",
-        "AWS_LAMBDA_LOG_STREAM_NAME",
-        "AWS_ACCESS_KEY",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_LAMBDA_RUNTIME_API",
-        "LAMBDA_TASK_ROOT",
-        "LAMBDA_RUNTIME_DIR",
-    }
-)
-"""The environment variables Lambda sets itself and refuses from a function's
-configuration ("Defined runtime environment variables": the reserved ones)."""
 RUNS: Final = f"python{sys.version_info.major}.{sys.version_info.minor}"
 _WARNED: set[str] = set()
 _WARNED_LOCK = threading.Lock()
