@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import itertools
 import logging
 import resource
 import selectors
@@ -33,7 +34,8 @@ HEAD_BYTES: Final = 64 * 1024 + 4
 lines; a connection whose head has not ended within it is closed."""
 WAITING: Final = 4096
 """Connections waiting for their head, or for a thread, at once (and at most a quarter of
-the process's open-file limit); one more is closed."""
+the process's open-file limit); past it the one that has waited longest is closed, so that
+a request that sends its head at once is still read while slow ones hold the rest."""
 HEAD_S: Final = 60.0
 """How long a head may take to arrive, however it trickles (seconds)."""
 BODY_GRACE_S: Final = 30.0
@@ -78,7 +80,6 @@ class HeadReader:
         self._reading: dict[socket.socket, _Waiting] = {}
         self._complete: collections.deque[_Waiting] = collections.deque()
         self._added: collections.deque[_Waiting] = collections.deque()
-        self._count = 0
         self._lock = threading.Lock()
         self._wake_read, self._wake_write = socket.socketpair()
         self._wake_read.setblocking(False)
@@ -89,12 +90,10 @@ class HeadReader:
         self._thread.start()
 
     def add(self, connection: socket.socket, address: Any) -> bool:
-        """Read ``connection``'s head; ``False`` (and nothing taken) when :data:`WAITING`
-        connections wait already."""
+        """Read ``connection``'s head; ``False`` (and nothing taken) once stopping."""
         with self._lock:
-            if self._stopping or self._count >= self._capacity:
+            if self._stopping:
                 return False
-            self._count += 1
             self._added.append(_Waiting(connection, address))
         self.wake()
         return True
@@ -126,6 +125,7 @@ class HeadReader:
             self._take_added()
             self._close_idle()
             self._start_complete()
+            self._close_oldest()
 
     def _drain_wakes(self) -> None:
         with contextlib.suppress(OSError):
@@ -179,8 +179,6 @@ class HeadReader:
     def _start_complete(self) -> None:
         while self._complete and self._may_start():
             waiting = self._complete.popleft()
-            with self._lock:
-                self._count -= 1
             try:
                 waiting.connection.setblocking(True)
                 self._ready(waiting.connection, waiting.address, bytes(waiting.head))
@@ -188,11 +186,21 @@ class HeadReader:
                 _LOG.exception("a request could not be started; its connection closed")
                 waiting.connection.close()
 
+    def _close_oldest(self) -> None:
+        """Past the capacity, close the connections that have waited longest for their head
+        (the first read: a dict keeps the order they came in), then those waiting longest
+        for a thread."""
+        excess = len(self._reading) + len(self._complete) - self._capacity
+        for waiting in list(itertools.islice(self._reading.values(), max(0, excess))):
+            self._forget(waiting)
+            excess -= 1
+        while excess > 0 and self._complete:
+            self._complete.popleft().connection.close()
+            excess -= 1
+
     def _forget(self, waiting: _Waiting) -> None:
         self._selector.unregister(waiting.connection)
         del self._reading[waiting.connection]
-        with self._lock:
-            self._count -= 1
         waiting.connection.close()
 
 

@@ -94,14 +94,23 @@ def test_a_connection_that_sends_nothing_is_closed_after_the_idle_bound() -> Non
     assert made.ready.empty()
 
 
-def test_past_its_capacity_a_connection_is_refused_and_a_closed_one_frees_its_place() -> None:
+def test_past_its_capacity_the_connection_waiting_longest_is_closed() -> None:
+    """Slow connections filling the capacity do not keep out one that sends its head at
+    once (issue 47's held-back attacks: 1,500 slow connections on a server whose open-file
+    limit let 1,024 wait)."""
     made = Reader(capacity=2)
     pairs: list[Any] = [socket.socketpair() for _ in range(3)]
     try:
-        assert [made.heads.add(server, "peer") for server, _ in pairs] == [True, True, False]
-        pairs[0][1].close()  # the client goes away before its head is in
-        while made.heads.add(pairs[2][0], "peer") is False:
-            threading.Event().wait(0.05)  # until the reader has seen it go
+        for server, _ in pairs:
+            assert made.heads.add(server, "peer")
+            threading.Event().wait(0.05)  # in this order
+        oldest = pairs[0][1]
+        oldest.settimeout(WAIT_S)
+        assert oldest.recv(1) == b""  # closed to make room
+        pairs[2][1].sendall(b"GET / HTTP/1.1\r\n\r\n")
+        connection, head = made.ready.get(timeout=WAIT_S)
+        connection.close()
+        assert head == b"GET / HTTP/1.1\r\n\r\n"
     finally:
         made.heads.close()
         for server, client in pairs:
