@@ -39,7 +39,12 @@ from moto.stepfunctions.models import Execution as ModelExecution
 from moto.stepfunctions.models import StateMachine, StepFunctionBackend
 from moto.stepfunctions.parser.api import ExecutionStatus
 from moto.stepfunctions.parser.asl.eval.environment import Environment
-from moto.stepfunctions.parser.asl.eval.program_state import ProgramRunning, ProgramStopped
+from moto.stepfunctions.parser.asl.eval.program_state import (
+    ProgramEnded,
+    ProgramError,
+    ProgramRunning,
+    ProgramStopped,
+)
 from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 from moto.stepfunctions.parser.backend.execution import Execution as ParserExecution
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
@@ -254,11 +259,19 @@ def _stop_kept(original: Method) -> Method:
 def _reflect_execution_status(original: Method) -> Method:
     def reflect(self: BaseExecutionWorkerCommunication) -> None:
         """moto's end-of-run bookkeeping, keeping a stopped execution's stop date, error
-        and cause (moto overwrites the date with "now" and leaves error and cause out)."""
-        original(self)
+        and cause (moto overwrites the date with "now" and leaves error and cause out), and
+        setting an execution's output, or its error and cause, before moto sets the status
+        that shows them (moto sets the status first: a DescribeExecution in between read
+        ``SUCCEEDED`` with no ``output``)."""
         worker = self.execution.exec_worker
         env = worker.env if worker is not None else None
         state = env.program_state() if env is not None else None
+        if isinstance(state, ProgramEnded):
+            self.execution.output = env.states.get_input()  # type: ignore[union-attr]
+        elif isinstance(state, ProgramError) and state.error is not None:
+            self.execution.error = state.error.get("error")
+            self.execution.cause = state.error.get("cause")
+        original(self)
         if isinstance(state, ProgramStopped):
             _record_stop(self.execution, state)
         quotas.reflect(self.execution)
