@@ -169,6 +169,9 @@ check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its ow
 test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite (the local cloud's own suite from its installed wheel: tests/package)
 	pytest tests -n $(JOBS) --dist loadfile
 
+durations: ## the slowest test files of the last runs and their change since the run before (written by every pytest run of tests/)
+	python -m tests.support.durations $(COUNT)
+
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
 #   CONFIG_ENV=prod                       samconfig.toml environment (default: default)
 #   PARAMETER_OVERRIDES="BatchSize=1 …"   replaces samconfig's parameter_overrides

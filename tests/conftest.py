@@ -24,6 +24,7 @@ from moto import mock_aws
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
 from tests.support.aws import REGION, LambdaContext, Tables, create_table, shared_client
+from tests.support.durations import Durations
 from tests.support.environment import default_template, queue_settings, workflow_settings_for
 from tests.support.logs import LogCapture, capture
 from tests.support.paths import EVENTS, TESTS
@@ -38,6 +39,13 @@ SUBJECTS = ("package", "e2e", "localcloud", "proofs", "tools", "template", "unit
 (pytest-xdist, ``--dist loadfile``), and starting the long files first (the wheel's run
 of the local cloud's suite, then end to end) keeps one worker from finishing far behind
 the other."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Record per-file durations (:mod:`tests.support.durations`), in the process that
+    sees every test's report (pytest-xdist's controller, or the only one)."""
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Durations(), "order-guard-durations")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,0 +1,101 @@
+"""Per-file test durations, written on every run (issue 48): a slowdown seen as the file
+it is in, not only as a total.
+
+Each run records the seconds of every test file it ran whole (setup, call and teardown of
+each of its tests, summed) in ``test-artifacts/durations.json``: ``{"files": {path:
+{"seconds": s, "before": s0}}}``, paths relative to the repository, ``before`` the file's
+figure from the last run that ran it whole (``null`` the first time). A file some of whose
+tests were deselected (``-k``, ``-m``) keeps its figures. ``make durations`` (``python -m
+tests.support.durations``) prints the slowest files and their change.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.paths import ROOT
+
+DURATIONS = ROOT / "test-artifacts" / "durations.json"
+
+Figures = dict[str, dict[str, float | None]]
+"""Per file: ``seconds`` (the last whole run) and ``before`` (the one before it)."""
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def read(path: Path) -> Figures:
+    """The figures ``path`` holds (none when it is absent or not this shape)."""
+    try:
+        files = json.loads(path.read_text())["files"]
+        return {
+            str(name): {"seconds": float(f["seconds"]), "before": f.get("before")}
+            for name, f in dict(files).items()
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+class Durations:
+    """The pytest plugin: sums each file's test durations, writes them at the session's
+    end (the controller's, under pytest-xdist, which receives every worker's reports)."""
+
+    def __init__(self) -> None:
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.partial: set[str] = set()
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.partial.update(_file(item.nodeid) for item in items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[_file(report.nodeid)] += report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        whole = {
+            name: round(seconds, 3)
+            for name, seconds in self.seconds.items()
+            if name not in self.partial
+        }
+        if not whole or session.shouldfail or session.shouldstop:
+            return  # nothing whole ran, or the run was cut short (-x)
+        known = read(DURATIONS)
+        for name, seconds in whole.items():
+            last = known.get(name, {}).get("seconds")
+            known[name] = {"seconds": seconds, "before": last}
+        DURATIONS.parent.mkdir(parents=True, exist_ok=True)
+        DURATIONS.write_text(json.dumps({"files": known}, indent=1, sort_keys=True))
+
+
+def report(figures: Figures, count: int = 15) -> str:
+    """The ``count`` slowest files of ``figures``, each with its change since the run
+    before that ran it whole (seconds), and the total."""
+    if not figures:
+        return f"no durations yet: {DURATIONS.relative_to(ROOT)} is written by every test run"
+    lines = [f"{'seconds':>8} {'change':>8}  file"]
+    ranked = sorted(figures.items(), key=lambda item: -(item[1]["seconds"] or 0.0))
+    for name, figure in ranked[:count]:
+        seconds, before = figure["seconds"] or 0.0, figure["before"]
+        change = f"{'new':>8}" if before is None else f"{seconds - before:+8.1f}"
+        lines.append(f"{seconds:8.1f} {change}  {name}")
+    total = sum(f["seconds"] or 0.0 for f in figures.values())
+    lines.append(f"{total:8.1f} {'':>8}  all {len(figures)} files (summed)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tests.support.durations [COUNT]``: print :func:`report`."""
+    args: list[Any] = list(sys.argv[1:] if argv is None else argv)
+    count = int(args[0]) if args else 15
+    print(report(read(DURATIONS), count))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
