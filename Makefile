@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup check-localcloud browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
+.PHONY: help setup wheel wheelhouse inventory durations durations-commit check-localcloud browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
 
 # The first-run set-ups (.venv, .venv-awscli, .venv-scan, node_modules) are safe to start
 # twice at once, as `make lab` in one terminal and `eval "$(make -s lab-env)"` in another
@@ -160,17 +160,58 @@ build: setup ## sam build (no container: pure-Python dependencies only)
 # The test suite's files run on every core (pytest-xdist; JOBS=0 runs them in this one process).
 JOBS ?= auto
 
-check: lint ## the fast loop: lint, then the application's unit and template tests (no npm, no browser, no local cloud)
+# The functions' pinned dependencies for Lambda's platform (src/Makefile's `download`),
+# fetched once per src/requirements.txt: tests/template/test_build.py installs them from
+# here with no index, so `make check` runs with the network off.
+WHEELHOUSE := $(VENV)/wheelhouse
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.requirements-$(shell sha256sum src/requirements.txt | cut -c1-16)
+$(WHEELHOUSE_STAMP): src/requirements.txt $(STAMP)
+	@$(call locked,$(WHEELHOUSE)); \
+	rm -rf $(WHEELHOUSE); \
+	$(MAKE) --no-print-directory -s -C src download PYTHON=$(BIN)/python WHEELHOUSE=$(abspath $(WHEELHOUSE)); \
+	touch $@
+
+wheelhouse: $(WHEELHOUSE_STAMP)
+
+check: lint wheelhouse ## the fast loop: lint, then the application's unit and template tests (no npm, no browser, no local cloud, no network once set up)
 	pytest -m "unit or template" -n $(JOBS)
 
 check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its own suite (localcloud/tests) but the slow modules, from the checkout (no browser, no sam build, no lint)
 	pytest localcloud/tests -m "not slow" -n $(JOBS) --dist loadfile
 
-test: lint scan build browser lab-tools model ## everything CI runs: lint, scanners, sam build, the model check, then the whole test suite (the local cloud's own suite from its installed wheel: tests/package)
+test: lint scan build browser lab-tools model wheel wheelhouse ## everything CI runs: lint, scanners, sam build, the model check, the local cloud's wheel, then the whole test suite in one pool (the local cloud's own suite from that wheel: tests/package)
 	pytest tests -n $(JOBS) --dist loadfile
 
-durations: ## the slowest test files of the last runs and their change since the run before (written by every pytest run of tests/)
+# The local cloud's wheel, built from packaging/localcloud and installed alone (with its
+# `test` extra, constrained by the development lock) in a virtual environment outside the
+# repository: WHEEL_ENV, one per checkout. Rebuilt when a file it is built from changes.
+# tests/package runs the local cloud's own suite from it, in the same pool as every other
+# test (tests/package/test_wheel_suite.py); `make wheel` prints its folder.
+WHEEL_ENV ?= $(or $(TMPDIR),/tmp)/order-guard-localcloud-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
+WHEEL_STAMP := $(WHEEL_ENV)/.installed
+WHEEL_SOURCES := $(shell find localcloud packaging/localcloud -type f -not -path '*/__pycache__/*' -not -path '*/.aws-sam/*' -not -name '*.pyc' 2>/dev/null) LICENSE
+$(WHEEL_STAMP): $(WHEEL_SOURCES) requirements-dev.txt $(STAMP) $(VIEW_STAMP)
+	@mkdir -p $(WHEEL_ENV); $(call locked,$(WHEEL_ENV)/build); \
+	echo "$(WHEEL_ENV): the local cloud's wheel, installed alone"; \
+	rm -rf $(WHEEL_ENV)/dist $(WHEEL_ENV)/venv; \
+	$(BIN)/python -m pip wheel --no-deps --quiet --disable-pip-version-check -w $(WHEEL_ENV)/dist packaging/localcloud; \
+	$(PYTHON313) -m venv $(WHEEL_ENV)/venv; \
+	$(BIN)/python -m pip --python $(WHEEL_ENV)/venv/bin/python install --quiet --disable-pip-version-check --no-compile \
+	  -c requirements-dev.txt "localcloud[test] @ $$(ls $(WHEEL_ENV)/dist/localcloud-*.whl | sed 's|^|file://|')"; \
+	$(BIN)/python -m pip --python $(WHEEL_ENV)/venv/bin/python check; \
+	touch $@
+
+wheel: $(WHEEL_STAMP) ## the local cloud's wheel, installed alone in a virtual environment outside the repository (prints its folder)
+	@echo $(WHEEL_ENV)
+
+durations: ## the slowest test files of the last runs and their change since the run before (written by every pytest run of tests/) [COUNT=15]
 	python -m tests.support.durations $(COUNT)
+
+inventory: $(STAMP) ## how many tests tests/ and localcloud/tests collect, and how many carry each marker (nothing is run)
+	python -m tests.support.inventory
+
+durations-commit: ## copy the last runs' per-file seconds to tests/durations.json, which balances a fresh clone's pool
+	python -m tests.support.durations --commit
 
 # Parameters as `sam deploy` takes them, for demo, serve, invoke and verify:
 #   CONFIG_ENV=prod                       samconfig.toml environment (default: default)

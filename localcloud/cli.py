@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from localcloud import coverage, remote, testapp
-from localcloud.account import FAKE_CREDENTIALS, LocalCloud
+from localcloud.account import FAKE_CREDENTIALS, SAM_CLI_SETTINGS, LocalCloud
 from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
 from localcloud.server.ports import ServeError, check_port
@@ -123,9 +123,10 @@ def announce(cloud: LocalCloud) -> None:
         "unsigned AWS calls and moto's /moto-api/ are refused"
     )
     credentials = " ".join(f"{name}={value}" for name, value in FAKE_CREDENTIALS.items())
+    sam_settings = " ".join(f"{name}={value}" for name, value in SAM_CLI_SETTINGS.items())
     say(
         f"point the AWS CLI, SDKs and SAM CLI here: export AWS_ENDPOINT_URL={cloud.endpoint_url} "
-        f"{credentials} AWS_DEFAULT_REGION={cloud.region}"
+        f"{credentials} AWS_DEFAULT_REGION={cloud.region} {sam_settings}"
     )
     say(
         "an API's pages open in a browser on an origin of their own: "

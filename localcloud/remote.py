@@ -33,7 +33,7 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from rich.console import Console
 from rich.table import Table
 
-from localcloud.account import FAKE_CREDENTIALS
+from localcloud.account import FAKE_CREDENTIALS, SAM_CLI_SETTINGS
 from localcloud.cloudformation.provider import ACCOUNT_ID
 from localcloud.server.view import PATH as VIEW_PATH
 from localcloud.services.events import delivery, schedules
@@ -306,6 +306,7 @@ def deploy(args: argparse.Namespace) -> int:
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "SAM_CLI_TELEMETRY": "0",
+        **{key: os.environ.get(key, value) for key, value in SAM_CLI_SETTINGS.items()},
     }
     arguments = list(args.sam_arguments)
     if arguments[:1] == ["--"]:  # the separator, not an argument of sam's

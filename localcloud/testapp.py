@@ -49,7 +49,7 @@ from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
-from localcloud.account import FAKE_CREDENTIALS, LocalCloud
+from localcloud.account import FAKE_CREDENTIALS, SAM_CLI_SETTINGS, LocalCloud
 from localcloud.server.app import free_port
 from localcloud.server.ports import ServeError, check_port
 from localcloud.text import say
@@ -182,6 +182,7 @@ def tool_env(run: Run, endpoint_url: str) -> dict[str, str]:
         "AWS_CONFIG_FILE": str(config),
         "AWS_SHARED_CREDENTIALS_FILE": str(config),
         "SAM_CLI_TELEMETRY": "0",
+        **{key: os.environ.get(key, value) for key, value in SAM_CLI_SETTINGS.items()},
         "PYTHONDONTWRITEBYTECODE": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }

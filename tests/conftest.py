@@ -23,11 +23,13 @@ from moto import mock_aws
 
 from order_guard import queue_worker, workflow_worker
 from order_guard.config import WorkflowWorkerSettings
+from tests.support import durations, outside
 from tests.support.aws import REGION, LambdaContext, Tables, create_table, shared_client
 from tests.support.durations import Durations
 from tests.support.environment import default_template, queue_settings, workflow_settings_for
 from tests.support.logs import LogCapture, capture
 from tests.support.paths import EVENTS, TESTS
+from tests.support.pool import FilePool, longest_first
 from tests.support.template import Template
 
 collect_ignore_glob = ["fixtures/*"]
@@ -35,33 +37,52 @@ collect_ignore_glob = ["fixtures/*"]
 localcloud test-app`` against a deployed stack, never collected by this suite."""
 
 SUBJECTS = ("package", "e2e", "localcloud", "proofs", "tools", "template", "unit")
-"""The test folders, slowest first: ``make test`` runs files on two workers
-(pytest-xdist, ``--dist loadfile``), and starting the long files first (the wheel's run
-of the local cloud's suite, then end to end) keeps one worker from finishing far behind
-the other."""
+"""The test folders, each a marker of its tests."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Record per-file durations (:mod:`tests.support.durations`), in the process that
-    sees every test's report (pytest-xdist's controller, or the only one)."""
+    sees every test's report (pytest-xdist's controller, or the only one); under ``--dist
+    loadfile``, hand the units out in collection order (:mod:`tests.support.pool`)."""
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Durations(), "order-guard-durations")
+    if getattr(config.option, "dist", None) == "loadfile":
+        config.option.loadscopereorder = False
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with the folder it lives in (its subject), and order the folders as
-    :data:`SUBJECTS` lists them (each folder's files in their own order)."""
-    subjects = {
-        item: item.path.relative_to(TESTS).parts[0]
-        if item.path.is_relative_to(TESTS)
-        else "localcloud"  # localcloud/tests, named on the command line: its conftest marks it
-        for item in items
-    }
-    for item, subject in subjects.items():
-        if subject in SUBJECTS and subject != "localcloud":
-            item.add_marker(subject)
-    rank = {subject: index for index, subject in enumerate(SUBJECTS)}
-    items.sort(key=lambda item: rank.get(subjects[item], len(SUBJECTS)))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` as :class:`tests.support.pool.FilePool` schedules it."""
+    if config.option.dist == "loadfile":
+        return FilePool(config, log)
+    return None
+
+
+def pytest_report_header() -> list[str]:
+    """Which inputs from outside the repository are here, once (:mod:`tests.support.outside`)."""
+    return outside.header()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with the folder it lives in (its subject); leave out the tests whose
+    input from outside the repository is absent (``outside`` marker); order the work units
+    longest first on the recorded durations (:func:`tests.support.pool.longest_first`)."""
+    absent = {name for name, each in outside.INPUTS.items() if not each.present()}
+    kept, left_out = [], []
+    for item in items:
+        if item.path.is_relative_to(TESTS):
+            subject = item.path.relative_to(TESTS).parts[0]
+            if subject in SUBJECTS and subject != "localcloud":
+                item.add_marker(subject)
+        needs = {str(mark.args[0]) for mark in item.iter_markers("outside")}
+        unknown = needs - set(outside.INPUTS)
+        if unknown:
+            raise pytest.UsageError(f"{item.nodeid}: no outside input named {sorted(unknown)}")
+        (left_out if needs & absent else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+    longest_first(items, durations.known())
 
 
 @pytest.fixture(autouse=True)

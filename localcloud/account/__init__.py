@@ -77,6 +77,12 @@ FAKE_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "localcloud",
     "AWS_SESSION_TOKEN": "localcloud",
 }
+SAM_CLI_SETTINGS = {"SAM_CLI_POLL_DELAY": "0.2"}
+"""What the SAM CLI is given when it deploys to a local cloud. ``SAM_CLI_POLL_DELAY``
+(seconds, SAM CLI's documented setting; default 5 for ``sam deploy``) is how long ``sam
+deploy`` sleeps between its checks of a change set and of the stack's events. Against
+AWS it spares CloudFormation's API quota; here ``ExecuteChangeSet`` returns once the stack
+is complete, so each deploy would sleep 5 s for nothing."""
 
 
 API_ROUTES = PublicRoutes(

@@ -206,6 +206,31 @@ def test_deploy_runs_the_stock_sam_deploy_against_the_server(
     assert "/deployed-by-cli-Inbox-" in stack["Outputs"][0]["OutputValue"]
 
 
+@pytest.mark.parametrize(("ours", "given"), [(None, "0.2"), ("3", "3")])
+def test_deploy_gives_sam_a_short_poll_delay_unless_the_user_set_one(
+    monkeypatch: pytest.MonkeyPatch, ours: str | None, given: str
+) -> None:
+    """The local ``ExecuteChangeSet`` returns once the stack is complete: ``sam deploy``'s
+    default ``SAM_CLI_POLL_DELAY`` of 5 s would be a sleep for nothing on every deploy."""
+    from localcloud import remote
+
+    seen: list[dict[str, str]] = []
+
+    def run(command: list[str], *, env: dict[str, str], check: bool) -> Any:
+        seen.append(env)
+        return type("Done", (), {"returncode": 0})()
+
+    monkeypatch.setattr(remote, "fetch_state", lambda endpoint: {})
+    monkeypatch.setattr(remote.subprocess, "run", run)
+    if ours is None:
+        monkeypatch.delenv("SAM_CLI_POLL_DELAY", raising=False)
+    else:
+        monkeypatch.setenv("SAM_CLI_POLL_DELAY", ours)
+    assert cli.main(["deploy", "--endpoint-url", "http://127.0.0.1:1", "--", "--guided"]) == 0
+    (environment,) = seen
+    assert environment["SAM_CLI_POLL_DELAY"] == given
+
+
 @pytest.mark.slow  # a second stack in the served account
 def test_fire_schedule_fires_a_rule_and_a_scheduler_schedule_through_the_api(
     served: LocalCloud, capsys: pytest.CaptureFixture[str]

@@ -1,10 +1,10 @@
 """The local cloud as a package of its own (issue 31): its wheel, built from
-``packaging/localcloud``, installed alone (with its ``test`` extra) in a fresh virtual
-environment in a folder outside the repository (no ``src/``, no ``template.yaml``, no
-tooling, no ``node_modules``), passes its own suite there (``python -m pytest --pyargs
-localcloud.tests``: ``make test`` runs the local cloud's suite this way, not from the
-checkout), and serves an account that a stock ``sam deploy`` from the SAM CLI of another
-environment deploys a fixture app to, whose API then answers.
+``packaging/localcloud`` and installed alone (with its ``test`` extra) in a fresh virtual
+environment in a folder outside the repository (``make wheel``: no ``src/``, no
+``template.yaml``, no tooling, no ``node_modules``), carries the local cloud, its view and
+its suite; imports and collects its suite from there; and serves an account that a stock
+``sam deploy`` from the SAM CLI of another environment deploys a fixture app to, whose API
+then answers. The suite itself runs from the wheel in ``test_wheel_suite.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import zipfile
@@ -27,16 +26,12 @@ from typing import Any
 import boto3
 import pytest
 
+from localcloud.account import SAM_CLI_SETTINGS
 from localcloud.tests.support.aws import free_port
 from localcloud.tests.support.paths import APPS
 from tests.support.paths import ROOT
+from tests.support.wheel import BIN, Installed, installed, outside, run
 
-PACKAGE = ROOT / "packaging" / "localcloud"
-RUNTIMES = ROOT / ".venv" / "lambda-runtimes"
-"""The machine's Lambda interpreters, as ``make setup`` sets them up: the installed
-package finds them through ``LOCALCLOUD_LAMBDA_RUNTIMES``, as its README says."""
-SUITE_WORKERS = "2"
-BIN = Path(sys.executable).parent
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "localcloud",
     "AWS_SECRET_ACCESS_KEY": "localcloud",
@@ -44,35 +39,10 @@ CREDENTIALS = {
 }
 
 
-def run(*command: str | Path, **options: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - the project's own build and the installed wheel
-        [str(part) for part in command],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-        **options,  # type: ignore[call-overload]
-    )
-
-
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``localcloud`` command of a fresh environment holding the wheel alone."""
-    where = tmp_path_factory.mktemp("wheel")
-    assert ROOT not in where.parents
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", where / "dist", PACKAGE)
-    (wheel,) = (where / "dist").glob("localcloud-*.whl")
-    base = getattr(sys, "_base_executable", sys.executable)
-    run(base, "-m", "venv", where / "venv")  # with pip: `sam build` of an app runs it
-    python = where / "venv" / "bin" / "python"
-    # this environment's pip installs into that one (--python, a pip of a known version);
-    # the development lock constrains the wheel's ranges (a run is the same on every
-    # machine); --no-compile: the server compiles what it imports, not every module
-    lock = ROOT / "requirements-dev.txt"
-    run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile",
-        "-c", lock, f"localcloud[test] @ {wheel.as_uri()}")  # fmt: skip
-    run(sys.executable, "-m", "pip", "--python", python, "check")
-    return where / "venv" / "bin" / "localcloud"
+def wheel() -> Installed:
+    """The wheel of this checkout, installed alone (``make wheel``)."""
+    return installed()
 
 
 def listening(port: int, timeout_s: float = 60) -> None:
@@ -86,17 +56,16 @@ def listening(port: int, timeout_s: float = 60) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(wheel: Installed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``localcloud serve`` of the installed wheel, from a folder outside the repository,
     with an environment that names nothing of it."""
     folder = tmp_path_factory.mktemp("served")
     port = free_port()
-    environment = outside(folder, installed)
     log = (folder / "serve.log").open("w")  # a file: a pipe nobody reads would fill
     server = subprocess.Popen(  # noqa: S603 - the installed wheel's own command
-        [str(installed), "serve", "--port", str(port)],
+        [str(wheel.bin / "localcloud"), "serve", "--port", str(port)],
         cwd=folder,
-        env=environment,
+        env=outside(folder, wheel),
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
@@ -113,52 +82,33 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         log.close()
 
 
-def outside(folder: Path, installed: Path) -> dict[str, str]:
-    """An environment naming nothing of the repository: the installed environment's
-    ``bin`` on ``PATH``, a ``HOME`` of its own, no ``PYTHONPATH``; the machine's Lambda
-    runtimes and download caches."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return {
-        "PATH": f"{installed.parent}:/usr/bin:/bin",
-        "HOME": str(folder),
-        # the machine's caches (pip's downloads, test-app's integration environments)
-        "XDG_CACHE_HOME": str(cache),
-        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(cache / "pip")),
-        "LOCALCLOUD_LAMBDA_RUNTIMES": str(RUNTIMES),
-        "SAM_CLI_TELEMETRY": "0",
-    }
-
-
-def test_the_package_suite_passes_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
-    """The suite the wheel carries, imported from the installed environment and run from
-    a folder outside the repository: every test of it passes there."""
-    python = installed.parent / "python"
-    environment = outside(tmp_path, installed)
+def test_the_suite_imports_and_collects_from_the_installed_wheel(
+    wheel: Installed, tmp_path: Path
+) -> None:
+    """The suite the wheel carries is imported from the installed environment, from a
+    folder outside the repository, and collects there: the same modules as the checkout's
+    ``localcloud/tests``, more than a thousand tests."""
+    environment = outside(tmp_path, wheel)
     where = run(
-        python, "-c", "import localcloud.tests; print(localcloud.tests.__file__)",
+        wheel.python, "-c", "import localcloud.tests; print(localcloud.tests.__file__)",
         cwd=tmp_path, env=environment,
     ).stdout.strip()  # fmt: skip
-    assert Path(where).is_relative_to(installed.parents[1])
-    log = tmp_path / "suite.log"
-    with log.open("w") as output:
-        done = subprocess.run(  # noqa: S603 - the installed wheel's own suite
-            [str(python), "-m", "pytest", "--pyargs", "localcloud.tests", "-q",
-             "-p", "no:cacheprovider", "-n", SUITE_WORKERS, "--dist", "loadfile"],
-            cwd=tmp_path, env=environment, stdout=output, stderr=subprocess.STDOUT,
-            timeout=1200, check=False,
-        )  # fmt: skip
-    printed = log.read_text()
-    summary = printed.strip().splitlines()[-1]
-    assert done.returncode == 0, printed[-6000:]
-    passed = re.search(r"(\d+) passed", summary)
-    assert passed is not None, summary
-    assert int(passed.group(1)) > 600, summary
-    assert not re.search(r"\d+ (failed|errors?|skipped)", summary), summary
+    assert Path(where).is_relative_to(wheel.folder / "venv")
+    collected = run(
+        wheel.python, "-m", "pytest", "--pyargs", "localcloud.tests", "--collect-only", "-q",
+        "-p", "no:cacheprovider", "-p", "no:xdist", cwd=tmp_path, env=environment,
+    ).stdout  # fmt: skip
+    ids = [line for line in collected.splitlines() if "::" in line]
+    modules = {re.sub(r"\.py$", "", line.split("::")[0].rsplit("/", 1)[-1]) for line in ids}
+    checkout = {path.stem for path in (ROOT / "localcloud" / "tests").glob("test_*.py")}
+    assert modules == checkout
+    assert len(ids) > 1000, collected[-2000:]
 
 
-def test_the_wheel_carries_the_local_cloud_and_its_view_and_nothing_else(installed: Path) -> None:
-    (wheel,) = (installed.parents[2] / "dist").glob("localcloud-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+def test_the_wheel_carries_the_local_cloud_and_its_view_and_nothing_else(
+    wheel: Installed,
+) -> None:
+    names = zipfile.ZipFile(wheel.wheel).namelist()
     assert [n for n in names if not n.startswith(("localcloud/", "localcloud-"))] == []
     assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
     assert "localcloud/server/view/static/htmx.min.js" in names
@@ -179,6 +129,7 @@ def test_a_stock_sam_deploy_to_the_installed_wheels_server(served: str, tmp_path
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "SAM_CLI_TELEMETRY": "0",
+        **SAM_CLI_SETTINGS,  # as the local cloud's own commands run sam deploy
     }
 
     def client(service: str) -> Any:

@@ -5,8 +5,12 @@ Each run records the seconds of every test file it ran whole (setup, call and te
 each of its tests, summed) in ``test-artifacts/durations.json``: ``{"files": {path:
 {"seconds": s, "before": s0}}}``, paths relative to the repository, ``before`` the file's
 figure from the last run that ran it whole (``null`` the first time). A file some of whose
-tests were deselected (``-k``, ``-m``) keeps its figures. ``make durations`` (``python -m
-tests.support.durations``) prints the slowest files and their change.
+tests were deselected (``-k``, ``-m``) keeps its figures. A test that runs other test
+files in a process of its own (the wheel suite's parts, ``tests/package``) reports their
+seconds in its ``user_properties`` as ``(FILE_DURATIONS, {path: seconds})``; they are
+recorded as files run whole. ``make durations`` (``python -m tests.support.durations``)
+prints the slowest files and their change; ``make test`` orders its pool on these figures
+(:mod:`tests.support.pool`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ import pytest
 from tests.support.paths import ROOT
 
 DURATIONS = ROOT / "test-artifacts" / "durations.json"
+COMMITTED = ROOT / "tests" / "durations.json"
+"""The figures a fresh clone starts from (``make durations-commit`` copies the last run's
+here): the pool is balanced on them where this checkout has recorded none of its own."""
+
+FILE_DURATIONS = "file_durations"
+"""The ``user_properties`` name of the seconds of files a test ran in a process of its own."""
 
 Figures = dict[str, dict[str, float | None]]
 """Per file: ``seconds`` (the last whole run) and ``before`` (the one before it)."""
@@ -43,6 +53,12 @@ def read(path: Path) -> Figures:
         return {}
 
 
+def known() -> Figures:
+    """The figures to balance a run on: this checkout's last runs' (:data:`DURATIONS`),
+    and for a file they do not hold, the committed ones (:data:`COMMITTED`)."""
+    return {**read(COMMITTED), **read(DURATIONS)}
+
+
 class Durations:
     """The pytest plugin: sums each file's test durations, writes them at the session's
     end (the controller's, under pytest-xdist, which receives every worker's reports)."""
@@ -56,6 +72,12 @@ class Durations:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[_file(report.nodeid)] += report.duration
+        if report.when != "teardown":  # each phase's report carries them: count them once
+            return
+        for name, value in report.user_properties:
+            if name == FILE_DURATIONS and isinstance(value, dict):
+                for path, seconds in value.items():
+                    self.seconds[str(path)] += float(seconds)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         whole = {
@@ -89,9 +111,27 @@ def report(figures: Figures, count: int = 15) -> str:
     return "\n".join(lines)
 
 
+def commit(figures: Figures) -> int:
+    """Write ``figures``' seconds to :data:`COMMITTED` (rounded to 0.1 s, each file's
+    ``before`` left out: the committed file changes only where a figure did); the count
+    of files written."""
+    files = {name: {"seconds": round(f["seconds"] or 0.0, 1)} for name, f in figures.items()}
+    COMMITTED.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
+    return len(files)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tests.support.durations [COUNT]``: print :func:`report`."""
+    """``python -m tests.support.durations [COUNT]``: print :func:`report`;
+    ``python -m tests.support.durations --commit``: :func:`commit` the last runs' figures."""
     args: list[Any] = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--commit"]:
+        figures = read(DURATIONS)
+        if not figures:
+            print(f"no durations yet: {DURATIONS} is written by every test run")
+            return 1
+        written = commit(figures)
+        print(f"{COMMITTED}: {written} files' seconds from the last runs")
+        return 0
     count = int(args[0]) if args else 15
     print(report(read(DURATIONS), count))
     return 0

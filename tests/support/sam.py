@@ -1,5 +1,6 @@
 """The real SAM CLI against a local server, as a user runs it: in a subprocess, with
-``AWS_ENDPOINT_URL`` pointing at the server and fake credentials."""
+``AWS_ENDPOINT_URL`` pointing at the server, fake credentials and the settings the local
+cloud gives the SAM CLI itself (``SAM_CLI_SETTINGS``: no 5 s sleeps between polls)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from localcloud.account import LocalCloud
+from localcloud.account import SAM_CLI_SETTINGS, LocalCloud
 from tests.support.paths import ROOT
 
 BIN = Path(sys.executable).parent
@@ -27,6 +28,7 @@ def sam(server: LocalCloud, *args: str, cwd: Path = ROOT) -> subprocess.Complete
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": server.region,
         "SAM_CLI_TELEMETRY": "0",
+        **SAM_CLI_SETTINGS,
     }
     env.pop("AWS_PROFILE", None)
     return subprocess.run(  # noqa: S603 - the environment's own SAM CLI

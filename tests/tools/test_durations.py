@@ -15,12 +15,15 @@ from tests.support import durations
 @pytest.fixture
 def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(durations, "DURATIONS", tmp_path / "durations.json")
+    monkeypatch.setattr(durations, "COMMITTED", tmp_path / "committed.json")
     return tmp_path
 
 
 def run(plugin: durations.Durations, reports: list[tuple[str, float]]) -> None:
     for nodeid, seconds in reports:
-        plugin.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=seconds))
+        plugin.pytest_runtest_logreport(
+            SimpleNamespace(nodeid=nodeid, duration=seconds, when="call", user_properties=[])
+        )
     plugin.pytest_sessionfinish(SimpleNamespace(shouldfail=False, shouldstop=False))
 
 
@@ -60,9 +63,49 @@ def test_a_file_run_in_part_keeps_its_last_whole_figures(files: Path) -> None:
 
 def test_a_run_cut_short_writes_nothing(files: Path) -> None:
     plugin = durations.Durations()
-    plugin.pytest_runtest_logreport(SimpleNamespace(nodeid="tests/a.py::t", duration=1.0))
+    run_report = SimpleNamespace(
+        nodeid="tests/a.py::t", duration=1.0, when="call", user_properties=[]
+    )
+    plugin.pytest_runtest_logreport(run_report)
     plugin.pytest_sessionfinish(
         SimpleNamespace(shouldfail="stopping after 1 failure", shouldstop=False)
     )
 
     assert not durations.DURATIONS.exists()
+
+
+def test_files_a_test_ran_in_a_process_of_its_own_are_recorded_once(files: Path) -> None:
+    """The wheel suite's parts report their modules' seconds in ``user_properties``, which
+    every phase's report carries: they count once, from the teardown's."""
+    plugin = durations.Durations()
+    inner = [(durations.FILE_DURATIONS, {"localcloud/tests/test_x.py": 4.0})]
+    for when in ("setup", "call", "teardown"):
+        plugin.pytest_runtest_logreport(
+            SimpleNamespace(
+                nodeid="tests/package/p.py::t[1]", duration=1.0, when=when, user_properties=inner
+            )
+        )
+    plugin.pytest_sessionfinish(SimpleNamespace(shouldfail=False, shouldstop=False))
+    assert durations.read(durations.DURATIONS) == {
+        "tests/package/p.py": {"seconds": 3.0, "before": None},
+        "localcloud/tests/test_x.py": {"seconds": 4.0, "before": None},
+    }
+
+
+def test_a_fresh_clone_balances_on_the_committed_figures_this_checkouts_own_win(
+    files: Path,
+) -> None:
+    assert durations.main(["--commit"]) == 1  # nothing recorded yet: nothing committed
+    run(durations.Durations(), [("tests/a.py::t", 2.04), ("tests/b.py::t", 1.0)])
+    assert durations.main(["--commit"]) == 0
+    assert json.loads(durations.COMMITTED.read_text()) == {
+        "files": {"tests/a.py": {"seconds": 2.0}, "tests/b.py": {"seconds": 1.0}}
+    }
+    durations.DURATIONS.unlink()  # a fresh clone: the committed figures alone
+    assert durations.known() == {
+        "tests/a.py": {"seconds": 2.0, "before": None},
+        "tests/b.py": {"seconds": 1.0, "before": None},
+    }
+    run(durations.Durations(), [("tests/a.py::t", 5.0)])
+    assert durations.known()["tests/a.py"]["seconds"] == 5.0
+    assert durations.known()["tests/b.py"]["seconds"] == 1.0

@@ -168,12 +168,21 @@ class _RoutedStream(io.TextIOBase):
         owner: Owner | None = getattr(threading.current_thread(), OWNER, None)
         if owner is not None:
             return owner.output.write(text)
-        fallback = getattr(sys, f"__{self.name_}__")
-        assert fallback is not None
-        return int(fallback.write(text))
+        fallback = self._fallback()
+        written = int(fallback.write(text))
+        if "\n" in text:  # a whole line: out now, as a terminal would show it, not when a
+            fallback.flush()  # file's buffer fills (a server's log, a test's capture)
+        return written
 
     def flush(self) -> None:
-        return None
+        if getattr(threading.current_thread(), OWNER, None) is None:
+            self._fallback().flush()
+
+    def _fallback(self) -> Any:
+        """Where a thread of no environment writes: the process's own stream."""
+        stream = getattr(sys, f"__{self.name_}__")
+        assert stream is not None
+        return stream
 
 
 STDOUT: Final = _RoutedStream("stdout")
