@@ -14,9 +14,11 @@ import json
 import os
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
+import uuid
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from localcloud.cloudformation.exceptions import UnsupportedTemplate
 from localcloud.cloudformation.template import load
 from localcloud.services.lambda_ import ProcessFunction, lookup
 from localcloud.services.lambda_ import event_source_mappings as mappings
+from localcloud.services.lambda_.runtime import execution_environment
 from localcloud.services.lambda_.runtime.interpreters import runtimes_home
 from localcloud.tests.support.aws import free_port
 from localcloud.tests.support.cloud import started
@@ -1181,3 +1184,53 @@ def test_a_python3_x_function_runs_under_that_cpython_or_says_which_it_runs_unde
     else:
         assert payload == {"version": "3.13", "env": "AWS_Lambda_python3.13"}
         assert f"python{version} functions run under python3.13 here" in capsys.readouterr().out
+
+
+FORKING = """
+import os, sys, time
+while True:  # a child every few milliseconds, each exec'ing a long sleep
+    if os.fork() == 0:
+        os.execvp("sleep", ["sleep", "60"])
+    time.sleep(0.002)
+"""
+
+
+def _tagged(tag: str) -> list[int]:
+    marker = f"{execution_environment.TAG}={tag}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if status != "Z" and marker in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                found.append(int(entry))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def test_a_sweep_finds_what_forked_while_it_ran() -> None:
+    """A process that forks while the sweep reads ``/proc`` leaves a child the pass has
+    already gone by: the sweep passes again until one finds nothing new."""
+    tag = uuid.uuid4().hex
+    import subprocess  # noqa: PLC0415 - only this test starts a process of its own
+
+    forking = subprocess.Popen(  # noqa: S603 - the test's own forking process
+        [sys.executable, "-c", FORKING],
+        env={**os.environ, execution_environment.TAG: tag},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while len(_tagged(tag)) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        killed = execution_environment.sweep(tag)
+        assert forking.pid in killed
+        forking.wait(timeout=HANG_GUARD_S)
+        while _tagged(tag) and time.monotonic() < deadline:  # SIGKILLs land
+            time.sleep(0.01)
+        assert _tagged(tag) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(forking.pid, signal.SIGKILL)

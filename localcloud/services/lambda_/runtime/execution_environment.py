@@ -59,24 +59,36 @@ READS_PER_TURN: Final = 16
 """Reads of one environment's output per turn of the event loop (1 MiB)."""
 
 
+SWEEP_PASSES: Final = 20
+"""At most this many passes over ``/proc`` per sweep (each after the first finds only what
+forked while the one before it ran)."""
+
+
 def sweep(tag: str) -> list[int]:
     """``SIGKILL`` every process whose environment carries ``TAG=tag``: the processes of an
     environment whose supervisor the function killed (``SIGKILL`` cannot be ignored, and
     its orphans went to init) or stopped. A process that exec'd with an environment of
-    its own, without the variable, is not found. The pids killed."""
+    its own, without the variable, is not found. A process forked while a pass reads
+    ``/proc`` may be missed by it, so passes repeat until one finds none it has not
+    killed (at most :data:`SWEEP_PASSES`). The pids killed."""
     marker = f"{TAG}={tag}".encode()
-    killed = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as variables:
-                if marker not in variables.read().split(b"\0"):
-                    continue
-            os.kill(int(entry), signal.SIGKILL)
-            killed.append(int(entry))
-        except OSError:
-            continue
+    killed: list[int] = []
+    for _ in range(SWEEP_PASSES):
+        found = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in killed:
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as variables:
+                    if marker not in variables.read().split(b"\0"):
+                        continue
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+                found = True
+            except OSError:
+                continue
+        if not found:
+            break
     return killed
 
 

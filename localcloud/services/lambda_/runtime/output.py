@@ -178,6 +178,10 @@ class _RoutedStream(io.TextIOBase):
         if getattr(threading.current_thread(), OWNER, None) is None:
             self._fallback().flush()
 
+    def close(self) -> None:
+        """Never closed: a router, bound for the process's life (``io.IOBase`` closes,
+        and so flushes, a stream when it is collected, at interpreter exit too)."""
+
     def _fallback(self) -> Any:
         """Where a thread of no environment writes: the process's own stream."""
         stream = getattr(sys, f"__{self.name_}__")
