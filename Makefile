@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help setup wheel wheelhouse inventory durations durations-commit check-localcloud browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
+.PHONY: help setup wheel wheel-env wheelhouse inventory durations durations-commit check-localcloud browser bench-env bench-cold lab-tools lab lab-env lab-check lab-texts lab-replay model histories check test lint scan audit build demo serve status invoke verify soak attribution bench deploy deploy-prod samples samples-folder clean lock
 
 # The first-run set-ups (.venv, .venv-awscli, .venv-scan, node_modules) are safe to start
 # twice at once, as `make lab` in one terminal and `eval "$(make -s lab-env)"` in another
@@ -168,7 +168,7 @@ WHEELHOUSE_STAMP := $(WHEELHOUSE)/.requirements-$(shell sha256sum src/requiremen
 $(WHEELHOUSE_STAMP): src/requirements.txt $(STAMP)
 	@$(call locked,$(WHEELHOUSE)); \
 	rm -rf $(WHEELHOUSE); \
-	$(MAKE) --no-print-directory -s -C src download PYTHON=$(BIN)/python WHEELHOUSE=$(abspath $(WHEELHOUSE)); \
+	make --no-print-directory -s -C src download PYTHON=$(BIN)/python WHEELHOUSE=$(abspath $(WHEELHOUSE)); \
 	touch $@
 
 wheelhouse: $(WHEELHOUSE_STAMP)
@@ -189,22 +189,27 @@ test: lint scan build browser lab-tools model wheel wheelhouse ## everything CI 
 
 # The local cloud's wheel, built from packaging/localcloud and installed alone (with its
 # `test` extra, constrained by the development lock) in a virtual environment outside the
-# repository: WHEEL_ENV, one per checkout. Rebuilt when a file it is built from changes.
-# tests/package runs the local cloud's own suite from it, in the same pool as every other
-# test (tests/package/test_wheel_suite.py); `make wheel` prints its folder.
+# repository: WHEEL_ENV, one per checkout. Rebuilt when a file it is built from changes or
+# goes (the stamp's name holds the list of those files). tests/package runs the local
+# cloud's own suite from it, in the same pool as every other test
+# (tests/package/test_wheel_suite.py); a test finds it out of date (make -q) and says so,
+# never rebuilds it under the other tests. `make wheel-env` prints its folder and stamp.
 WHEEL_ENV ?= $(or $(TMPDIR),/tmp)/order-guard-localcloud-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
-WHEEL_STAMP := $(WHEEL_ENV)/.installed
-WHEEL_SOURCES := $(shell find localcloud packaging/localcloud -type f -not -path '*/__pycache__/*' -not -path '*/.aws-sam/*' -not -name '*.pyc' 2>/dev/null) LICENSE
+WHEEL_SOURCES := $(shell find localcloud packaging/localcloud -type f -not -path '*/__pycache__/*' -not -path '*/.aws-sam/*' -not -name '*.pyc' 2>/dev/null | LC_ALL=C sort) LICENSE
+WHEEL_STAMP := $(WHEEL_ENV)/.installed-$(shell printf '%s\n' $(WHEEL_SOURCES) | cksum | cut -d' ' -f1)
 $(WHEEL_STAMP): $(WHEEL_SOURCES) requirements-dev.txt $(STAMP) $(VIEW_STAMP)
 	@mkdir -p $(WHEEL_ENV); $(call locked,$(WHEEL_ENV)/build); \
 	echo "$(WHEEL_ENV): the local cloud's wheel, installed alone"; \
-	rm -rf $(WHEEL_ENV)/dist $(WHEEL_ENV)/venv; \
+	rm -rf $(WHEEL_ENV)/dist $(WHEEL_ENV)/venv $(WHEEL_ENV)/.installed-*; \
 	$(BIN)/python -m pip wheel --no-deps --quiet --disable-pip-version-check -w $(WHEEL_ENV)/dist packaging/localcloud; \
 	$(PYTHON313) -m venv $(WHEEL_ENV)/venv; \
 	$(BIN)/python -m pip --python $(WHEEL_ENV)/venv/bin/python install --quiet --disable-pip-version-check --no-compile \
 	  -c requirements-dev.txt "localcloud[test] @ $$(ls $(WHEEL_ENV)/dist/localcloud-*.whl | sed 's|^|file://|')"; \
 	$(BIN)/python -m pip --python $(WHEEL_ENV)/venv/bin/python check; \
 	touch $@
+
+wheel-env:
+	@echo $(WHEEL_ENV); echo $(WHEEL_STAMP)
 
 wheel: $(WHEEL_STAMP) ## the local cloud's wheel, installed alone in a virtual environment outside the repository (prints its folder)
 	@echo $(WHEEL_ENV)

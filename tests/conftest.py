@@ -41,13 +41,26 @@ SUBJECTS = ("package", "e2e", "localcloud", "proofs", "tools", "template", "unit
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Record per-file durations (:mod:`tests.support.durations`), in the process that
-    sees every test's report (pytest-xdist's controller, or the only one); under ``--dist
-    loadfile``, hand the units out in collection order (:mod:`tests.support.pool`)."""
-    if not hasattr(config, "workerinput"):
+    """Record per-file durations (:mod:`tests.support.durations`) in the process that sees
+    every test's report (pytest-xdist's controller, or the only one), each worker handing
+    it the files it deselected tests of; read the figures the pool is ordered and split on
+    once, in that process, and hand them to the workers; under ``--dist loadfile``, hand
+    the units out in collection order (:mod:`tests.support.pool`)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
         config.pluginmanager.register(Durations(), "order-guard-durations")
+        durations.use(durations.known())
+    else:
+        config.pluginmanager.register(durations.Deselections(config), "order-guard-deselections")
+        durations.use(workerinput[durations.WORKER_FIGURES])
     if getattr(config.option, "dist", None) == "loadfile":
         config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Each pytest-xdist worker gets the figures the controller read."""
+    node.workerinput[durations.WORKER_FIGURES] = durations.known()
 
 
 @pytest.hookimpl(optionalhook=True)

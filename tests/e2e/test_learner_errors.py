@@ -29,9 +29,10 @@ import pytest
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from order_guard_tools.labs.serve import AWS_CLI
 from tests.support.order_guard import started
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.outside import INPUTS
+from tests.support.paths import FIXTURES
 
-LAB_TEXT = ROOT.parent / "shared" / "labs" / "ev05.zh.txt"
+LAB_TEXT = INPUTS["labs"].folder / "ev05.zh.txt"
 """The EV05 lab as published (kept outside the repository); its state machine is read
 from there, else from the suite's replay of the lab, which types the same here-doc."""
 CLI_ERROR = 255

@@ -33,8 +33,18 @@ here): the pool is balanced on them where this checkout has recorded none of its
 FILE_DURATIONS = "file_durations"
 """The ``user_properties`` name of the seconds of files a test ran in a process of its own."""
 
-Figures = dict[str, dict[str, float | None]]
-"""Per file: ``seconds`` (the last whole run) and ``before`` (the one before it)."""
+DESELECTED = "order_guard_deselected_files"
+"""The ``workeroutput`` key under which a pytest-xdist worker hands the controller the files
+it deselected tests of (the controller sees no worker's deselection otherwise)."""
+WORKER_FIGURES = "order_guard_durations"
+"""The ``workerinput`` key of the figures the controller read once (:func:`use`), so that
+every worker orders and splits the same collection on the same figures."""
+
+Figures = dict[str, dict[str, Any]]
+"""Per file: ``seconds`` (the last whole run), ``before`` (the one before it) and, for a
+file another test ran in a process of its own, ``within`` (that test's file)."""
+
+_snapshot: Figures | None = None
 
 
 def _file(nodeid: str) -> str:
@@ -47,6 +57,7 @@ def read(path: Path) -> Figures:
         files = json.loads(path.read_text())["files"]
         return {
             str(name): {"seconds": float(f["seconds"]), "before": f.get("before")}
+            | ({"within": str(f["within"])} if f.get("within") else {})
             for name, f in dict(files).items()
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -54,9 +65,34 @@ def read(path: Path) -> Figures:
 
 
 def known() -> Figures:
-    """The figures to balance a run on: this checkout's last runs' (:data:`DURATIONS`),
-    and for a file they do not hold, the committed ones (:data:`COMMITTED`)."""
+    """The figures to balance a run on: those :func:`use` was given, else this checkout's
+    last runs' (:data:`DURATIONS`) and, for a file they do not hold, the committed ones
+    (:data:`COMMITTED`)."""
+    if _snapshot is not None:
+        return _snapshot
     return {**read(COMMITTED), **read(DURATIONS)}
+
+
+def use(figures: Figures) -> None:
+    """Make :func:`known` answer ``figures`` for the rest of the process: the controller
+    reads the files once and hands its workers what it read (:data:`WORKER_FIGURES`)."""
+    global _snapshot  # noqa: PLW0603 - one process-wide reading, set at configure
+    _snapshot = figures
+
+
+class Deselections:
+    """The worker's half of :class:`Durations`: the files it deselected tests of, handed to
+    the controller in ``workeroutput``."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.files: set[str] = set()
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.files.update(_file(item.nodeid) for item in items)
+
+    def pytest_sessionfinish(self) -> None:
+        self.config.workeroutput[DESELECTED] = sorted(self.files)  # type: ignore[attr-defined]
 
 
 class Durations:
@@ -66,9 +102,15 @@ class Durations:
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.partial: set[str] = set()
+        self.within: dict[str, str] = {}
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.partial.update(_file(item.nodeid) for item in items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A pytest-xdist worker's deselections (:class:`Deselections`)."""
+        self.partial.update(getattr(node, "workeroutput", {}).get(DESELECTED, []))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[_file(report.nodeid)] += report.duration
@@ -78,6 +120,7 @@ class Durations:
             if name == FILE_DURATIONS and isinstance(value, dict):
                 for path, seconds in value.items():
                     self.seconds[str(path)] += float(seconds)
+                    self.within[str(path)] = _file(report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         whole = {
@@ -91,13 +134,16 @@ class Durations:
         for name, seconds in whole.items():
             last = known.get(name, {}).get("seconds")
             known[name] = {"seconds": seconds, "before": last}
+            if name in self.within:
+                known[name]["within"] = self.within[name]
         DURATIONS.parent.mkdir(parents=True, exist_ok=True)
         DURATIONS.write_text(json.dumps({"files": known}, indent=1, sort_keys=True))
 
 
 def report(figures: Figures, count: int = 15) -> str:
     """The ``count`` slowest files of ``figures``, each with its change since the run
-    before that ran it whole (seconds), and the total."""
+    before that ran it whole (seconds), and the total (a file run within another test's
+    seconds, marked ``within``, counted once: in that test's)."""
     if not figures:
         return f"no durations yet: {DURATIONS.relative_to(ROOT)} is written by every test run"
     lines = [f"{'seconds':>8} {'change':>8}  file"]
@@ -105,17 +151,23 @@ def report(figures: Figures, count: int = 15) -> str:
     for name, figure in ranked[:count]:
         seconds, before = figure["seconds"] or 0.0, figure["before"]
         change = f"{'new':>8}" if before is None else f"{seconds - before:+8.1f}"
-        lines.append(f"{seconds:8.1f} {change}  {name}")
-    total = sum(f["seconds"] or 0.0 for f in figures.values())
-    lines.append(f"{total:8.1f} {'':>8}  all {len(figures)} files (summed)")
+        within = f" (within {figure['within']})" if figure.get("within") else ""
+        lines.append(f"{seconds:8.1f} {change}  {name}{within}")
+    total = sum(f["seconds"] or 0.0 for f in figures.values() if not f.get("within"))
+    lines.append(f"{total:8.1f} {'':>8}  all {len(figures)} files (summed once)")
     return "\n".join(lines)
 
 
 def commit(figures: Figures) -> int:
     """Write ``figures``' seconds to :data:`COMMITTED` (rounded to 0.1 s, each file's
-    ``before`` left out: the committed file changes only where a figure did); the count
-    of files written."""
-    files = {name: {"seconds": round(f["seconds"] or 0.0, 1)} for name, f in figures.items()}
+    ``before`` left out: the committed file changes only where a figure did; files no
+    longer in the checkout left out); the count of files written."""
+    files = {
+        name: {"seconds": round(f["seconds"] or 0.0, 1)}
+        | ({"within": f["within"]} if f.get("within") else {})
+        for name, f in figures.items()
+        if (ROOT / name).is_file()  # a file deleted since is left out
+    }
     COMMITTED.write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
     return len(files)
 

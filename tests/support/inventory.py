@@ -9,7 +9,8 @@ count, then each marker's. Nothing is run.
 
 from __future__ import annotations
 
-import sys
+import contextlib
+import io
 from collections import Counter
 
 import pytest
@@ -22,6 +23,10 @@ class _Count:
     def __init__(self) -> None:
         self.total = 0
         self.markers: Counter[str] = Counter()
+        self.deselected = 0
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)  # an input from outside the repository is absent
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
@@ -34,10 +39,9 @@ def count(suite: str) -> _Count:
     """The tests ``suite`` collects and their markers (``UsageError`` if it cannot be
     collected)."""
     counted = _Count()
-    code = pytest.main(
-        [suite, "--collect-only", "-q", "-m", "", "-p", "no:cacheprovider", "-p", "no:xdist"],
-        plugins=[counted],
-    )
+    arguments = [suite, "--collect-only", "-q", "-m", "", "-p", "no:cacheprovider"]
+    with contextlib.redirect_stdout(io.StringIO()):  # the node ids, thousands of lines
+        code = pytest.main([*arguments, "-p", "no:xdist"], plugins=[counted])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         raise pytest.UsageError(f"collecting {suite} failed: exit {code}")
     return counted
@@ -48,9 +52,13 @@ def main() -> int:
     for suite in SUITES:
         counted = count(suite)
         marks = ", ".join(f"{name} {n}" for name, n in sorted(counted.markers.items()))
-        lines.append(f"{suite}: {counted.total} tests ({marks})")
-    sys.stdout.flush()
-    print("\n".join(lines), file=sys.stderr)
+        absent = (
+            f"; {counted.deselected} not run here: see the run's header"
+            if counted.deselected
+            else ""
+        )
+        lines.append(f"{suite}: {counted.total} tests ({marks}){absent}")
+    print("\n".join(lines))
     return 0
 
 

@@ -56,19 +56,31 @@ class Installed:
 
 
 def installed() -> Installed:
-    """The wheel of this checkout, installed: ``make wheel`` (a no-op once the wheel is
-    newer than every file it is built from; several workers calling it at once wait for
-    one build). ``CalledProcessError`` if the build or install fails."""
-    done = run("make", "--no-print-directory", "-s", "-C", ROOT, "wheel")
-    folder = Path(done.stdout.strip().splitlines()[-1])
-    assert ROOT not in folder.parents, folder  # nothing of the repository around it
-    return Installed(folder)
+    """The wheel of this checkout, installed by ``make wheel`` (``make test`` runs it
+    first). ``AssertionError`` naming ``make wheel`` if it is missing or older than a file
+    it is built from: a test never rebuilds it under the tests running from it."""
+    folder, stamp = run(
+        "make", "--no-print-directory", "-s", "-C", ROOT, "wheel-env"
+    ).stdout.split()
+    fresh = subprocess.run(  # noqa: S603 - make's question mode: runs nothing
+        ["make", "--no-print-directory", "-q", "-C", str(ROOT), stamp],
+        capture_output=True,
+        check=False,
+    )
+    assert fresh.returncode == 0, (
+        f"the local cloud's wheel in {folder} is missing or out of date: run make wheel "
+        "(make test does)"
+    )
+    assert ROOT not in Path(folder).parents, folder  # nothing of the repository around it
+    return Installed(Path(folder))
 
 
 def outside(folder: Path, installed: Installed) -> dict[str, str]:
-    """An environment naming nothing of the repository: the installed environment's
-    ``bin`` on ``PATH``, a ``HOME`` of its own (``folder``), no ``PYTHONPATH``; the
-    machine's Lambda runtimes and download caches."""
+    """An environment naming nothing of the repository's code: the installed
+    environment's ``bin`` on ``PATH``, a ``HOME`` of its own (``folder``), no
+    ``PYTHONPATH``; the machine's download caches, and its Lambda runtimes, the one path
+    into the checkout (``.venv/lambda-runtimes``: interpreters and awslambdaric, as ``make
+    setup`` installs them for every project on the machine)."""
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return {
         "PATH": f"{installed.bin}:/usr/bin:/bin",

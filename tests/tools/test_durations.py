@@ -16,6 +16,11 @@ from tests.support import durations
 def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(durations, "DURATIONS", tmp_path / "durations.json")
     monkeypatch.setattr(durations, "COMMITTED", tmp_path / "committed.json")
+    monkeypatch.setattr(durations, "_snapshot", None)  # this run's reading, set at configure
+    monkeypatch.setattr(durations, "ROOT", tmp_path)  # commit keeps files that exist
+    for name in ("a", "b"):
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / f"{name}.py").write_text("")
     return tmp_path
 
 
@@ -88,8 +93,27 @@ def test_files_a_test_ran_in_a_process_of_its_own_are_recorded_once(files: Path)
     plugin.pytest_sessionfinish(SimpleNamespace(shouldfail=False, shouldstop=False))
     assert durations.read(durations.DURATIONS) == {
         "tests/package/p.py": {"seconds": 3.0, "before": None},
-        "localcloud/tests/test_x.py": {"seconds": 4.0, "before": None},
+        "localcloud/tests/test_x.py": {
+            "seconds": 4.0,
+            "before": None,
+            "within": "tests/package/p.py",
+        },
     }
+    summed = durations.report(durations.read(durations.DURATIONS)).splitlines()[-1]
+    assert summed.split()[0] == "3.0"  # test_x.py's seconds counted once, in p.py's
+
+
+def test_a_workers_deselections_reach_the_controller(files: Path) -> None:
+    """Under pytest-xdist the controller sees no worker's deselection: the worker hands
+    over its files in ``workeroutput``, and a file run in part keeps its figures."""
+    config = SimpleNamespace(workeroutput={})
+    worker = durations.Deselections(config)  # type: ignore[arg-type]
+    worker.pytest_deselected([SimpleNamespace(nodeid="tests/a.py::t2")])  # type: ignore[list-item]
+    worker.pytest_sessionfinish()
+    controller = durations.Durations()
+    controller.pytest_testnodedown(SimpleNamespace(workeroutput=config.workeroutput), None)
+    run(controller, [("tests/a.py::t1", 1.0), ("tests/b.py::t", 1.0)])
+    assert set(durations.read(durations.DURATIONS)) == {"tests/b.py"}
 
 
 def test_a_fresh_clone_balances_on_the_committed_figures_this_checkouts_own_win(
