@@ -1187,12 +1187,15 @@ def test_a_python3_x_function_runs_under_that_cpython_or_says_which_it_runs_unde
 
 
 FORKING = """
-import os, sys, time
-while True:  # a child every few milliseconds, each exec'ing a long sleep
+import os, time
+while True:  # a child every few milliseconds, each sleeping long
     if os.fork() == 0:
-        os.execvp("sleep", ["sleep", "60"])
+        time.sleep(60)
+        os._exit(0)
     time.sleep(0.002)
 """
+"""Children forked, not exec'd: a process in the middle of ``execve`` shows ``/proc`` no
+environment for a moment, which a sweep cannot see through (noted for issue 49)."""
 
 
 def _tagged(tag: str) -> list[int]:

@@ -64,32 +64,44 @@ SWEEP_PASSES: Final = 20
 forked while the one before it ran)."""
 
 
+def _started(pid: str) -> str:
+    """When process ``pid`` started (``/proc/<pid>/stat``'s ``starttime``, clock ticks
+    since boot): with the pid, a process's identity, since pids are reused (32,768 of them
+    by default, cycled through quickly when a function forks in a loop)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[19]
+
+
 def sweep(tag: str) -> list[int]:
     """``SIGKILL`` every process whose environment carries ``TAG=tag``: the processes of an
     environment whose supervisor the function killed (``SIGKILL`` cannot be ignored, and
     its orphans went to init) or stopped. A process that exec'd with an environment of
     its own, without the variable, is not found. A process forked while a pass reads
-    ``/proc`` may be missed by it, so passes repeat until one finds none it has not
-    killed (at most :data:`SWEEP_PASSES`). The pids killed."""
+    ``/proc`` may be missed by it, so passes repeat until one finds no process it has not
+    killed (a process being its pid and start time: a pid freed by one killed may be
+    taken by a new one), at most :data:`SWEEP_PASSES`. The pids killed."""
     marker = f"{TAG}={tag}".encode()
-    killed: list[int] = []
+    killed: set[tuple[int, str]] = set()
     for _ in range(SWEEP_PASSES):
         found = False
         for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in killed:
+            if not entry.isdigit():
                 continue
             try:
                 with open(f"/proc/{entry}/environ", "rb") as variables:
                     if marker not in variables.read().split(b"\0"):
                         continue
+                identity = (int(entry), _started(entry))
+                if identity in killed:
+                    continue
                 os.kill(int(entry), signal.SIGKILL)
-                killed.append(int(entry))
+                killed.add(identity)
                 found = True
-            except OSError:
+            except (OSError, IndexError):
                 continue
         if not found:
             break
-    return killed
+    return sorted({pid for pid, _ in killed})
 
 
 _LIVE: dict[str, int] = {}
