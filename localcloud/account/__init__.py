@@ -26,6 +26,7 @@ May import: every package of the local cloud but :mod:`localcloud.cli`.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -83,6 +84,20 @@ SAM_CLI_SETTINGS = {"SAM_CLI_POLL_DELAY": "0.2"}
 deploy`` sleeps between its checks of a change set and of the stack's events. Against
 AWS it spares CloudFormation's API quota; here ``ExecuteChangeSet`` returns once the stack
 is complete, so each deploy would sleep 5 s for nothing."""
+
+
+_SESSION: list[boto3.Session] = []
+_SESSION_LOCK = threading.Lock()
+
+
+def _session() -> boto3.Session:
+    """The boto3 session every account of this process makes its clients from, made on
+    first use. One session loads each service's model once; boto3's default session,
+    which ``mock_aws`` replaces at each start, loaded them again for every in-process
+    account. Only use under ``_SESSION_LOCK``: a session is not thread-safe."""
+    if not _SESSION:
+        _SESSION.append(boto3.Session())
+    return _SESSION[0]
 
 
 API_ROUTES = PublicRoutes(
@@ -163,6 +178,7 @@ class LocalCloud:
         self._seen = Seen()
         self._watcher: Watcher | None = None
         self.clock: schedules.Clock | None = None
+        self._clients: dict[tuple[str, str | None], Any] = {}
         shown = title or (f"stack {stack_name}" if template is not None else "account")
         self._reader = view_reader(self, self.history, shown, self._seen, extensions=extensions)
 
@@ -183,6 +199,7 @@ class LocalCloud:
         return f"http://{host}:{self.server_port}"
 
     def start(self) -> Deployment | None:
+        self._clients.clear()  # made before start: not through this account's mock
         services.install()
         self._patched = True
         services.start()  # a new account: nothing of an earlier one runs
@@ -354,6 +371,7 @@ class LocalCloud:
             self._patched = False
             services.uninstall()
         self._environ.restore()
+        self._clients.clear()
 
     def __enter__(self) -> LocalCloud:
         try:
@@ -381,17 +399,33 @@ class LocalCloud:
     def client(self, service: str, *, tag: str | None = None) -> Any:
         """A boto3 client for this cloud (fake credentials; the endpoint in server mode).
         With ``tag``, the writes it makes are recorded as ``tag`` and shown apart from
-        the decisions of the code under test (a lab's setup: ``tag="setup"``)."""
-        return boto3.client(
-            service,  # type: ignore[call-overload]
-            region_name=self.region,
-            endpoint_url=self.endpoint_url,
-            aws_access_key_id=(
-                FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"] if tag is None else self.history.tag(tag)
-            ),
-            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
-        )
+        the decisions of the code under test (a lab's setup: ``tag="setup"``).
+
+        One client per service and tag, made on first use and shared by every caller
+        until :meth:`stop`, from one session per process (:func:`_session`; boto3's
+        clients are thread-safe, its sessions are not: they are made one at a time). The
+        deployer, the pollers and each function's log lines made a client per call, and
+        each in-process account loaded every model again: a fifth of the CPU of the
+        suite's in-process tests (a profile of five of its files). A handler
+        registered on a client's events reaches every caller of it: register one on a
+        client of your own (``boto3.client(service, endpoint_url=cloud.endpoint_url)``).
+        """
+        with _SESSION_LOCK:
+            made = self._clients.get((service, tag))
+            if made is None:
+                made = self._clients[service, tag] = _session().client(
+                    service,  # type: ignore[call-overload]
+                    region_name=self.region,
+                    endpoint_url=self.endpoint_url,
+                    aws_access_key_id=(
+                        FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]
+                        if tag is None
+                        else self.history.tag(tag)
+                    ),
+                    aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                    aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+                )
+            return made
 
     def function(self, name: str, deployment: Deployment | None = None) -> Function:
         """A function of the account by a logical id of ``deployment`` (default: the

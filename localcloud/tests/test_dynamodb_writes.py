@@ -4,7 +4,8 @@ code, the item before and after, and which function made it."""
 
 from __future__ import annotations
 
-import sys
+import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,7 @@ from botocore.exceptions import ClientError
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
 from localcloud.services.dynamodb import patches as dynamodb_patches
 from localcloud.state.history import plain_item
+from localcloud.tests.support.races import widened_check_to_write
 
 
 @pytest.fixture
@@ -160,20 +162,14 @@ def test_odd_values_and_events_are_recorded_without_failing(cloud: LocalCloud) -
     assert write["after"] == {"id": "w-5", "n": "1e3"}  # not an int: shown as written
 
 
-WRITERS = 64
-ROUNDS = 50
+WRITERS = 8
+ROUNDS = 3
 
 
-@pytest.mark.slow  # 50 rounds of 64 racing clients over HTTP: about 30 s
-def test_racing_conditional_puts_over_http_have_one_winner_per_round(
-    make_cloud: Callable[..., LocalCloud],
-) -> None:
-    """DynamoDB makes a conditional write atomic; moto alone does not (the local cloud's
-    patch serialises them): 64 clients of a served account put the same key at once with
-    ``attribute_not_exists``, and exactly one wins each round, whatever the interleaving
-    (the thread switch interval is shortened to make interleaving likely). With the
-    patch's lock replaced by a no-op, a run of this test saw two winners in round 13."""
-    served = make_cloud(server=True, template=None)
+def race(served: LocalCloud) -> list[int]:
+    """``ROUNDS`` rounds of ``WRITERS`` clients of ``served``, each round's clients putting
+    the same new key at once with ``attribute_not_exists(id)``, the gap between moto's
+    read and its store widened (:func:`widened_check_to_write`): how many won each round."""
     served.client("dynamodb").create_table(
         TableName="race",
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
@@ -190,8 +186,10 @@ def test_racing_conditional_puts_over_http_have_one_winner_per_round(
         )
         for _ in range(WRITERS)
     ]
+    start = threading.Barrier(WRITERS)
 
     def put(client: Any, key: str, writer: int) -> bool:
+        start.wait()
         try:
             client.put_item(
                 TableName="race",
@@ -202,15 +200,28 @@ def test_racing_conditional_puts_over_http_have_one_winner_per_round(
             return False
         return True
 
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        with ThreadPoolExecutor(WRITERS) as pool:
-            winners = [
-                sum(pool.map(put, clients, [f"race-{r}"] * WRITERS, range(WRITERS)))
-                for r in range(ROUNDS)
-            ]
-    finally:
-        sys.setswitchinterval(previous)
+    with widened_check_to_write("race"), ThreadPoolExecutor(WRITERS) as pool:
+        return [
+            sum(pool.map(put, clients, [f"race-{r}"] * WRITERS, range(WRITERS)))
+            for r in range(ROUNDS)
+        ]
 
-    assert winners == [1] * ROUNDS
+
+def test_racing_conditional_puts_over_http_have_one_winner_per_round(
+    make_cloud: Callable[..., LocalCloud],
+) -> None:
+    """DynamoDB makes a conditional write atomic; moto alone does not (the local cloud's
+    patch serialises them): clients of a served account put the same key at once with
+    ``attribute_not_exists``, every one of them held between moto's read and its store,
+    and exactly one wins each round."""
+    assert race(make_cloud(server=True, template=None)) == [1] * ROUNDS
+
+
+def test_without_the_patchs_lock_the_same_race_has_many_winners(
+    make_cloud: Callable[..., LocalCloud], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above can fail: with the patch's lock replaced by none, as moto is on its
+    own, every round has more than one winner."""
+    monkeypatch.setattr(dynamodb_patches, "LOCK", contextlib.nullcontext())
+    winners = race(make_cloud(server=True, template=None))
+    assert all(count > 1 for count in winners), winners

@@ -7,16 +7,18 @@ one invocation at a time; calling the handler directly is what lets 64 run toget
 
 What this shows about Order Guard: with a store that makes conditional writes atomic,
 as DynamoDB does, the worker's decision (one PutItem, no read-before-write) yields
-exactly one accepted write. moto alone does not make them atomic (localcloud/
-patches/dynamodb.py); the thread switch interval is shortened here to make interleaving
-likely, so a worker that read before writing, or a store without the guarantee, would
-show two winners in some round.
+exactly one accepted write. The store's part is made certain to be tested: every write
+is held between the emulator's read of the current item and its store
+(:func:`~localcloud.tests.support.races.widened_check_to_write`), so a store without the
+guarantee would give every writer of a round the win (the local cloud's own test shows
+it, ``localcloud/tests/test_dynamodb_writes.py``). A worker that read before writing (a
+``GetItem``, then a ``PutItem`` without the condition) failed the first round: not one of
+its 64 deliveries was found a duplicate.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +29,7 @@ import pytest
 
 from localcloud import services
 from localcloud.account import FAKE_CREDENTIALS, LocalCloud
+from localcloud.tests.support.races import widened_check_to_write
 from order_guard import queue_worker
 from tests.support.aws import LambdaContext, scan_orders, sqs_record
 from tests.support.environment import queue_settings
@@ -34,7 +37,7 @@ from tests.support.logs import LogCapture
 from tests.support.order_guard import started
 
 WRITERS = 64
-ROUNDS = 50
+ROUNDS = 5
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +47,9 @@ def server() -> Iterator[LocalCloud]:
 
 
 @pytest.fixture(autouse=True)
-def frequent_thread_switches() -> Iterator[None]:
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    yield
-    sys.setswitchinterval(previous)
+def held_between_read_and_store(server: LocalCloud) -> Iterator[None]:
+    with widened_check_to_write(server.outputs["OrdersTableName"], gap_s=0.01):
+        yield
 
 
 def test_the_local_cloud_makes_dynamodb_writes_atomic(server: LocalCloud) -> None:

@@ -8,11 +8,15 @@ only the free-port runs pass ``make lab``'s ``--any-port``).
 
 Each replay first shows the unprotected starter overwriting a conflicting repeat, then
 uploads a protected worker written for the test and checks what the lab says the learner
-should see after each block, down to the empty cleanup listings.
+should see after each block, down to the empty cleanup listings. EV05's replay runs once
+per run of this file: its steps' output is checked as the terminal shows it, and the lab's
+AWS View after the cleanup in headless Chromium (``test_labs_browser.py`` watches Q05's
+view from the lab's start).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, expect
 
 from localcloud.account import LocalCloud
 from order_guard_tools import cli
@@ -32,6 +37,7 @@ from order_guard_tools.labs.evidence import Verdict
 from order_guard_tools.labs.serve import lab_cloud
 from order_guard_tools.project import ROOT
 from tests.support.aws import free_port
+from tests.support.pages import screenshot
 
 FIXTURES = ROOT / "tests" / "fixtures" / "labs"
 
@@ -50,9 +56,9 @@ def lab_cloud_for_the_suite(lab: Lab) -> OrderGuardCloud:
     return cloud
 
 
-@pytest.fixture
-def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
-    lab: Lab = request.param
+@contextlib.contextmanager
+def machine_for(lab: Lab) -> Iterator[LocalCloud]:
+    """``lab``'s machine, provisioned and running as ``make lab`` runs it."""
     cloud = lab_cloud_for_the_suite(lab)
     with cloud:
         provision(lab, cloud.client)
@@ -60,6 +66,20 @@ def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
         cloud.start_event_sources()
         cloud.watch()  # as make lab does
         yield cloud
+
+
+@pytest.fixture
+def lab_machine(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
+    with machine_for(request.param) as cloud:
+        yield cloud
+
+
+@pytest.fixture(scope="module")
+def ev05_replayed() -> Iterator[tuple[LocalCloud, dict[str, str]]]:
+    """Lab EV05's machine after its replay (``ev05.sh``), and each step's output: read by
+    the test of what the terminal shows and by the test of what the view shows."""
+    with machine_for(EV05) as cloud:
+        yield cloud, replay(cloud, "ev05.sh")
 
 
 def replay(cloud: LocalCloud, script: str) -> dict[str, str]:
@@ -180,9 +200,8 @@ def test_the_q05_lab_as_written(lab_machine: LocalCloud) -> None:
     ], [c.detail for c in checks]
 
 
-@pytest.mark.parametrize("lab_machine", [EV05], ids=["ev05"], indirect=True)
-def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
-    steps = replay(lab_machine, "ev05.sh")
+def test_the_ev05_lab_as_written(ev05_replayed: tuple[LocalCloud, dict[str, str]]) -> None:
+    lab_machine, steps = ev05_replayed
 
     starter = steps["starter.0"].split("\n")
     assert json.loads(starter[0])["errorType"] == "TransientOrderError"
@@ -267,6 +286,31 @@ def test_the_ev05_lab_as_written(lab_machine: LocalCloud) -> None:
         ("业务保护检查 (business protection)", Verdict.HOLDS),
         ("清理检查 (cleanup)", Verdict.HOLDS),
     ], [c.detail for c in checks]
+
+
+def test_the_ev05_view_keeps_the_state_machine_and_its_executions_after_cleanup(
+    ev05_replayed: tuple[LocalCloud, dict[str, str]], browser: Browser
+) -> None:
+    """The AWS View a learner opens after the lab's cleanup (in headless Chromium): the
+    deleted state machine with its three executions, the retry's refused writes."""
+    cloud, _ = ev05_replayed
+    assert cloud.view_url is not None
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    try:
+        page.goto(cloud.view_url)
+        machine = page.locator('table.executions[data-state-machine="labex-ev05-orders"]')
+        expect(machine.locator("tr.execution")).to_have_count(3, timeout=20_000)
+        expect(page.get_by_text("labex-ev05-orders").first).to_be_visible()
+        first = machine.locator('tr.execution[data-name="after-write-order"]')
+        expect(first).to_contain_text("StoreOrder failed: TransientOrderError")
+        expect(first).to_contain_text("SUCCEEDED")
+        refused = page.locator(
+            'tr.write[data-key="protected-order"][data-outcome="ConditionalCheckFailedException"]'
+        )
+        expect(refused).to_have_count(2)
+        assert screenshot(page, "lab-ev05-after-cleanup.png").stat().st_size > 10_000
+    finally:
+        page.close()
 
 
 @pytest.mark.parametrize("lab_machine", [Q05, EV05], ids=["q05", "ev05"], indirect=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -19,8 +18,7 @@ from localcloud.account import LocalCloud
 from order_guard_tools.project import ROOT
 from order_guard_tools.reads import run_execution
 from tests.support.order_guard import started
-
-ARTIFACTS = ROOT / "test-artifacts"
+from tests.support.pages import screenshot
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +42,6 @@ def deliver(server: LocalCloud, *bodies: dict[str, object]) -> None:
             QueueUrl=server.outputs["JobsQueueUrl"], MessageBody=json.dumps(body)
         )
     server.drain(timeout_s=60)
-
-
-def screenshot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / name
-    page.screenshot(path=str(path), full_page=True)
-    return path
 
 
 def test_the_seed_queue_scenario_as_a_learner_sees_it(server: LocalCloud, page: Page) -> None:

@@ -6,7 +6,7 @@ one succeeds. moto checks the condition and then stores the item in two Python s
 no lock, so concurrent requests to the local server can both pass the check (seen with a
 short thread switch interval: two winners in 22 of 150 rounds). Each item-writing method,
 and each read that walks a table's items, runs behind one process-wide lock;
-``tests/e2e/test_concurrency.py`` shows the difference.
+``localcloud/tests/test_dynamodb_writes.py`` races writers with and without it.
 
 ``DynamoHandler.put_item``, ``update_item`` and ``delete_item`` (the API's handlers, which
 see the request): every such call is told to the write listeners as a :class:`WriteCall`
