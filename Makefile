@@ -179,10 +179,12 @@ check: lint wheelhouse ## the fast loop: lint, then the application's unit and t
 check-localcloud: $(STAMP) $(VIEW_STAMP) ## the local cloud's quick loop: its own suite (localcloud/tests) but the slow modules, from the checkout (no browser, no sam build, no lint)
 	pytest localcloud/tests -m "not slow" -n $(JOBS) --dist loadfile
 
-# make test's workers: half as many again as the machine has cores, unless JOBS is given.
-# Its tests wait much of their time on servers, the SAM CLI, function processes and a
-# browser: on 2 cores, 2 workers kept 1.3 cores busy (472 s), 3 kept 1.7 busy (386 s).
-TEST_JOBS ?= $(if $(filter-out auto,$(JOBS)),$(JOBS),$(shell echo $$(( $$(nproc) * 3 / 2 ))))
+# make test's workers: twice as many as the machine has cores, unless JOBS is given. Its
+# tests wait much of their time on servers, the SAM CLI, function processes and a browser:
+# on 2 cores (pytest tests -n N --dist loadfile, one run after the other), 3 workers took
+# 301 s, 4 took 270 s, 5 took 261 s; each worker more collects the whole suite again (7 s
+# of CPU) and loads the machine more for the tests that time their servers.
+TEST_JOBS ?= $(if $(filter-out auto,$(JOBS)),$(JOBS),$(shell echo $$(( $$(nproc) * 2 ))))
 
 test: lint scan build browser lab-tools model wheel wheelhouse ## everything CI runs: lint, scanners, sam build, the model check, the local cloud's wheel, then the whole test suite in one pool (the local cloud's own suite from that wheel: tests/package)
 	pytest tests -n $(TEST_JOBS) --dist loadfile

@@ -29,9 +29,10 @@ from tests.support.wheel import installed, outside
 SUITE = ROOT / "localcloud" / "tests"
 MODULES = sorted(path.stem for path in SUITE.glob("test_*.py"))
 """The suite's modules, as the checkout holds them (the wheel carries the same: test_wheel)."""
-PARTS = 6
-"""Parts of the suite: about the length of a long end-to-end file each, so that they and
-the other files fill the pool's workers evenly; each costs one interpreter start (~5 s)."""
+PARTS = 4
+"""Parts of the suite: each about the length of the longest end-to-end file, so that they
+and the other files fill the pool's workers evenly (they go out first: the longest units);
+each costs one interpreter start and collection (~5 s of CPU)."""
 UNKNOWN_S = 5.0
 """The weight of a module no run has recorded yet."""
 
