@@ -37,6 +37,14 @@ def server() -> Iterator[LocalCloud]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def root_built(server: LocalCloud) -> None:
+    """The project itself built by ``sam build`` (``.aws-sam/`` of the checkout), once for
+    the tests that deploy it as it is."""
+    built = sam(server, "build", wheelhouse=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+
+
 def project_copy(tmp_path: Path) -> Path:
     """The files ``sam build`` and ``sam deploy`` read, in a folder of their own."""
     for name in ("template.yaml", "samconfig.toml"):
@@ -46,13 +54,10 @@ def project_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.usefixtures("root_built")  # Given the application built by sam build
 def test_sam_deploy_creates_the_stack_and_the_queue_worker_runs_from_the_uploaded_zip(
     server: LocalCloud,
 ) -> None:
-    # Given the application built by sam build
-    built = sam(server, "build")
-    assert built.returncode == 0, built.stdout + built.stderr
-
     # When sam deploy (default environment, managed bucket) runs against the server
     deployed = deploy(server, "og-deployed", "--resolve-s3")
 
@@ -119,7 +124,7 @@ def test_a_dependency_missing_from_the_build_fails_as_import_module_error(
         check=False,
     )
     assert imports.returncode == 0, imports.stderr
-    built = sam(server, "build", cwd=project)
+    built = sam(server, "build", cwd=project, wheelhouse=True)
     assert built.returncode == 0, built.stdout + built.stderr
 
     # When it is deployed with sam deploy
@@ -281,7 +286,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
 ) -> None:
     # Given the stack built and deployed from a copy of the project
     project = project_copy(tmp_path)
-    assert sam(server, "build", cwd=project).returncode == 0
+    assert sam(server, "build", cwd=project, wheelhouse=True).returncode == 0
     created = deploy(server, "og-cycle", "--resolve-s3", cwd=project)
     assert created.returncode == 0, created.stdout + created.stderr
     found = outputs(server, "og-cycle")
@@ -320,7 +325,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
     worker.write_text(
         source.replace("processed=processed,", 'processed=processed, marker="redeployed-v2",')
     )
-    assert sam(server, "build", cwd=project).returncode == 0
+    assert sam(server, "build", cwd=project, wheelhouse=True).returncode == 0
     updated = deploy(
         server,
         "og-cycle",
@@ -460,6 +465,7 @@ def test_a_redeploy_updates_the_stack_and_sam_delete_keeps_the_orders_table(
     assert not [d for d in server.stacks if d.stack_name == "og-cycle"]
 
 
+@pytest.mark.usefixtures("root_built")
 def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
     server: LocalCloud,
 ) -> None:
@@ -469,7 +475,6 @@ def test_a_bare_sam_deploy_updates_the_servers_own_stack_to_run_from_the_zip(
     assert isinstance(before, ProcessFunction)  # a served account's functions: processes
     assert not before.owns_code  # whose task root is the source folder
     served = dict(server.outputs)
-    assert sam(server, "build").returncode == 0
 
     # When sam deploy runs with samconfig's defaults (no --stack-name)
     deployed = sam(server, "deploy", "--no-confirm-changeset")

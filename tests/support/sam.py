@@ -4,6 +4,7 @@ cloud gives the SAM CLI itself (``SAM_CLI_SETTINGS``: no 5 s sleeps between poll
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -15,10 +16,26 @@ from tests.support.paths import ROOT
 
 BIN = Path(sys.executable).parent
 SAM = BIN / "sam"
+WHEELHOUSE = ROOT / ".venv" / "wheelhouse"
+"""The dependencies ``make wheelhouse`` downloaded for Lambda's platform (src/Makefile's
+``download``), stamped with the requirements they were downloaded for."""
 
 
-def sam(server: LocalCloud, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """``sam <args>`` in ``cwd``, reaching ``server``."""
+def offline() -> dict[str, str]:
+    """pip's settings that install from :data:`WHEELHOUSE` with no index, when it holds
+    the current requirements' download (else none: pip uses its index)."""
+    digest = hashlib.sha256((ROOT / "src" / "requirements.txt").read_bytes()).hexdigest()
+    if not (WHEELHOUSE / f".requirements-{digest[:16]}").is_file():
+        return {}
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
+
+
+def sam(
+    server: LocalCloud, *args: str, cwd: Path = ROOT, wheelhouse: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``sam <args>`` in ``cwd``, reaching ``server``; with ``wheelhouse``, a build of
+    Order Guard's own functions (src/requirements.txt) installs their dependencies from
+    :func:`offline`'s download, with no index."""
     assert server.endpoint_url is not None
     env = {
         **os.environ,
@@ -29,6 +46,7 @@ def sam(server: LocalCloud, *args: str, cwd: Path = ROOT) -> subprocess.Complete
         "AWS_DEFAULT_REGION": server.region,
         "SAM_CLI_TELEMETRY": "0",
         **SAM_CLI_SETTINGS,
+        **(offline() if wheelhouse else {}),
     }
     env.pop("AWS_PROFILE", None)
     return subprocess.run(  # noqa: S603 - the environment's own SAM CLI

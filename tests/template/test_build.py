@@ -4,7 +4,6 @@ dependencies and the code, with bytecode Python will use on Lambda's read-only
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import subprocess
@@ -14,23 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
+from tests.support.sam import offline
 from tests.support.template import Template
 
 FUNCTIONS = ("QueueWorkerFunction", "WorkflowWorkerFunction")
-
-
-WHEELHOUSE = ROOT / ".venv" / "wheelhouse"
-"""The dependencies ``make wheelhouse`` downloaded for Lambda's platform (src/Makefile's
-``download``), stamped with the requirements they were downloaded for."""
-
-
-def offline() -> dict[str, str]:
-    """pip's settings that install from :data:`WHEELHOUSE` with no index, when it holds
-    the current requirements' download (else none: pip uses its index)."""
-    digest = hashlib.sha256((ROOT / "src" / "requirements.txt").read_bytes()).hexdigest()
-    if not (WHEELHOUSE / f".requirements-{digest[:16]}").is_file():
-        return {}
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
 
 
 @pytest.fixture(scope="module")
