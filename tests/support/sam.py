@@ -4,7 +4,6 @@ cloud gives the SAM CLI itself (``SAM_CLI_SETTINGS``: no 5 s sleeps between poll
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -13,21 +12,10 @@ from typing import Any
 
 from localcloud.account import SAM_CLI_SETTINGS, LocalCloud
 from tests.support.paths import ROOT
+from tests.support.wheelhouse import offline
 
 BIN = Path(sys.executable).parent
 SAM = BIN / "sam"
-WHEELHOUSE = ROOT / ".venv" / "wheelhouse"
-"""The dependencies ``make wheelhouse`` downloaded for Lambda's platform (src/Makefile's
-``download``), stamped with the requirements they were downloaded for."""
-
-
-def offline() -> dict[str, str]:
-    """pip's settings that install from :data:`WHEELHOUSE` with no index, when it holds
-    the current requirements' download (else none: pip uses its index)."""
-    digest = hashlib.sha256((ROOT / "src" / "requirements.txt").read_bytes()).hexdigest()
-    if not (WHEELHOUSE / f".requirements-{digest[:16]}").is_file():
-        return {}
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
 
 
 def sam(

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
-from tests.support.sam import offline
 from tests.support.template import Template
+from tests.support.wheelhouse import offline
 
 FUNCTIONS = ("QueueWorkerFunction", "WorkflowWorkerFunction")
 
